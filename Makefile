@@ -1,0 +1,60 @@
+# 《自注意力机制详解》 — two commands: `make html` builds the site, `make test` runs every check.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+BOOK_ENV := ATTNBOOK_STATIC=1 PYTHONWARNINGS=error:Glyph:UserWarning
+JB_FLAGS := --builder html -W -n --keep-going
+NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb appendix/*.ipynb))
+
+.PHONY: help install html html-noexec test test-fast lab execute slides bench clean freeze
+
+help:
+	@echo "make html     建站（首次会建立 .venv 并安装依赖、执行全部笔记本）"
+	@echo "make test     全部检查：单元测试、结构、nbval、建站、浏览器测试"
+	@echo "make lab      用 JupyterLab 打开笔记本"
+	@echo "make execute  从头执行每个笔记本一次，把输出写回文件"
+	@echo "make clean    删除 _build"
+
+$(STAMP): requirements.txt pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q -r requirements.txt
+	$(BIN)/python -m pip install -q --no-deps -e .
+	touch $@
+
+install: $(STAMP)
+
+# The build executes notebooks through jupyter-cache (_build/.jupyter_cache): a rebuild with
+# nothing changed executes nothing.
+html: install
+	$(BOOK_ENV) $(BIN)/jupyter-book build . $(JB_FLAGS)
+	@echo ""
+	@echo "网站已生成，用浏览器打开：file://$(CURDIR)/_build/html/index.html"
+
+# The site from the notebooks' stored outputs (which nbval has just shown to equal a fresh run).
+html-noexec: install
+	ATTNBOOK_EXECUTE=off $(BIN)/jupyter-book build . $(JB_FLAGS)
+
+test: install
+	$(BIN)/python -m pytest tests/unit tests/test_structure.py
+	$(BOOK_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env \
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS)
+	ATTNBOOK_EXECUTE=off $(BIN)/jupyter-book build . $(JB_FLAGS)
+	$(BIN)/python -m pytest tests/site
+
+lab: install
+	$(BIN)/jupyter lab chapters
+
+execute: install
+	$(BIN)/python tools/execute_notebooks.py $(NB)
+
+bench: install
+	$(BIN)/python tools/bench.py
+
+clean:
+	rm -rf _build
+
+freeze: install
+	$(BIN)/python -m pip freeze --exclude-editable | sed 's/^torch==2.13.0+cpu/torch==2.13.0/'

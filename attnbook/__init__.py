@@ -1,0 +1,26 @@
+"""attnbook: the helper package of 《自注意力机制详解》.
+
+Importing it changes nothing (no seeds, no styles, no fonts); call ``attnbook.setup()``.
+"""
+from __future__ import annotations
+
+from ._errors import AttnBookError
+from ._setup import setup
+from .attention import SelfAttention, scaled_dot_product_attention
+from .exercises import check
+from ._fonts import FONT_FAMILY, font_path, register_font
+from .masks import causal_mask, padding_mask
+from .multihead import MultiHeadSelfAttention
+from .plots import heatmap, heatmap_grid
+from .positional import sinusoidal_positional_encoding
+from .sliders import Slider, slider, static_mode
+from .toy import cat_eats_fish
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AttnBookError", "FONT_FAMILY", "MultiHeadSelfAttention", "SelfAttention", "Slider",
+    "cat_eats_fish", "causal_mask", "check", "font_path", "heatmap", "heatmap_grid",
+    "padding_mask", "register_font", "scaled_dot_product_attention", "setup",
+    "sinusoidal_positional_encoding", "slider", "static_mode",
+]

@@ -1,0 +1,69 @@
+"""`attnbook.setup()`: the one call at the top of every chapter."""
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from ._fonts import register_font
+
+#: The book's plot style. Colours: the colour-blind-safe "tab10" cycle; heatmaps use cividis.
+STYLE = {
+    "figure.dpi": 100,
+    "savefig.dpi": 100,
+    "figure.figsize": (6.0, 3.6),
+    "axes.grid": False,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "axes.titlesize": 11,
+    "axes.labelsize": 10,
+    "legend.fontsize": 9,
+    "xtick.labelsize": 9,
+    "ytick.labelsize": 9,
+    "image.cmap": "cividis",
+    "axes.unicode_minus": False,
+    "svg.hashsalt": "attnbook",  # stable ids if a figure is saved as SVG
+}
+
+
+def setup(seed: int = 0, *, deterministic: bool = True) -> None:
+    """Seed every generator, make torch deterministic, and set fonts and plot style.
+
+    Call it once at the top of a chapter. Importing attnbook does none of this.
+
+    Args:
+        seed: seed for ``random``, ``numpy`` and ``torch``.
+        deterministic: ask torch for deterministic algorithms
+            (results are then reproducible run after run on one machine).
+    """
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        from ._errors import fail
+        raise fail("seed", seed, "非负整数，例如 0")
+    random.seed(seed)
+    np.random.seed(seed)
+    try:
+        import torch
+    except ImportError:  # the plotting helpers work without torch
+        torch = None
+    if torch is not None:
+        torch.manual_seed(seed)
+        if deterministic:
+            torch.use_deterministic_algorithms(True, warn_only=True)
+
+    import matplotlib
+
+    family = register_font()
+    matplotlib.rcParams.update(STYLE)
+    # Our CJK font first; DejaVu Sans (matplotlib's own) covers what the subset lacks.
+    matplotlib.rcParams["font.family"] = "sans-serif"
+    matplotlib.rcParams["font.sans-serif"] = [family, "DejaVu Sans"]
+    try:  # a crisp inline backend in Jupyter; harmless elsewhere
+        from IPython import get_ipython
+
+        ip = get_ipython()
+        if ip is not None and getattr(ip, "kernel", None) is not None:
+            from matplotlib_inline.backend_inline import set_matplotlib_formats
+
+            set_matplotlib_formats("png")
+    except ImportError:
+        pass

@@ -1,0 +1,55 @@
+"""Exercises of chapter 04 (猫吃鱼)."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ..toy import cat_eats_fish
+from ._core import Expected, Mistake, exercise
+
+
+def _rows(scale: float, dim: int = -1) -> torch.Tensor:
+    d = cat_eats_fish()
+    return torch.softmax(d["Q"] @ d["K"].T * scale, dim=dim)
+
+
+@exercise("04-1", "“吃”这一行的三个注意力权重")
+def _eat_row() -> Expected:
+    d_k = 2
+    return Expected(
+        value=_rows(1 / math.sqrt(d_k))[1].tolist(),
+        atol=5e-3,
+        mistakes=(
+            Mistake(_rows(1.0)[1].tolist(), "看起来没有除以 √d_k = √2：先缩放分数，再做 softmax。"),
+            Mistake(_rows(1 / d_k)[1].tolist(), "你除以的是 d_k = 2，而缩放因子是 √d_k ≈ 1.414。"),
+            Mistake(_rows(1 / math.sqrt(d_k), dim=0)[:, 1].tolist(),
+                    "softmax 做在了列上（dim=0）。每个查询的权重是一行，应沿最后一维归一化（dim=-1）。"),
+        ),
+        explain="三个权重都为正且和为 1。",
+    )
+
+
+@exercise("04-2", "“吃”的输出向量")
+def _eat_out() -> Expected:
+    d = cat_eats_fish()
+    right = _rows(1 / math.sqrt(2))[1] @ d["V"]
+    return Expected(
+        value=right.tolist(),
+        atol=5e-3,
+        mistakes=(
+            Mistake((_rows(1.0)[1] @ d["V"]).tolist(), "权重没有除以 √2，回到上一题检查缩放。"),
+            Mistake((_rows(1 / math.sqrt(2))[1] @ d["K"]).tolist(), "你加权求和的是 K；输出是 V 的加权和。"),
+        ),
+        explain="输出是 V 的加权平均。",
+    )
+
+
+@exercise("04-3", "把 d_k 当成 8 时“猫”对“鱼”的权重")
+def _cat_fish_dk8() -> Expected:
+    return Expected(
+        value=float(_rows(1 / math.sqrt(8))[0, 2]),
+        atol=5e-3,
+        mistakes=(Mistake(float(_rows(1 / math.sqrt(2))[0, 2]), "这是 d_k = 2 的结果：把缩放因子换成 1/√8。"),),
+        explain="缩放越强，分布越平，最大权重越小。",
+    )

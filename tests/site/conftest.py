@@ -1,0 +1,65 @@
+"""Fixtures for tests of the built site (_build/html): a local HTTP server and headless Chromium."""
+from __future__ import annotations
+
+import functools
+import http.server
+import pathlib
+import shutil
+import threading
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+SITE = ROOT / "_build" / "html"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
+
+
+@pytest.fixture(scope="session")
+def site() -> pathlib.Path:
+    if not (SITE / "index.html").exists():
+        pytest.fail("_build/html 不存在：先运行 make html")
+    return SITE
+
+
+class _QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, *args):  # keep pytest output clean
+        pass
+
+
+@pytest.fixture(scope="session")
+def server(site):
+    handler = functools.partial(_QuietHandler, directory=str(site))
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    httpd.shutdown()
+
+
+@pytest.fixture(scope="session")
+def browser():
+    playwright = pytest.importorskip("playwright.sync_api")
+    if not pathlib.Path(CHROMIUM).exists():
+        pytest.fail("找不到 Debian 的 chromium（apt-get install chromium）")
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield browser
+        browser.close()
+
+
+@pytest.fixture(scope="session")
+def pages(site) -> list[str]:
+    """Every content page of the site, relative to _build/html."""
+    return html_pages(site)
+
+
+def html_pages(site: pathlib.Path) -> list[str]:
+    pages = []
+    for path in sorted(site.rglob("*.html")):
+        rel = path.relative_to(site).as_posix()
+        if rel.startswith(("_static/", "_sources/")) or rel in ("genindex.html", "search.html", "index.html"):
+            continue
+        pages.append(rel)
+    return pages

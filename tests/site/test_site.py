@@ -1,0 +1,63 @@
+"""The built site, read as files: search, offline assets, sizes."""
+from __future__ import annotations
+
+import json
+import re
+
+MAX_PAGE_BYTES = 3_000_000
+
+
+def search_index(site) -> dict:
+    text = (site / "searchindex.js").read_text(encoding="utf-8")
+    return json.loads(text[text.index("(") + 1: text.rindex(")")])
+
+
+def test_chinese_search_index(site):
+    index = search_index(site)
+    assert "注意力" in index["terms"]  # body text, segmented by jieba
+    for word in ["权重", "缩放", "点积"]:
+        assert word in index["terms"] or word in index["titleterms"], f"搜索索引里没有“{word}”"
+
+
+def test_language_is_chinese(site):
+    assert '<html lang="zh-CN"' in (site / "intro.html").read_text(encoding="utf-8")
+
+
+def test_mathjax_is_served_with_the_site(site):
+    assert (site / "_static" / "mathjax" / "tex-chtml.js").stat().st_size > 500_000
+    fonts = list((site / "_static" / "mathjax" / "output" / "chtml" / "fonts" / "woff-v2").glob("*.woff"))
+    assert len(fonts) > 10
+
+
+def test_no_script_or_style_from_another_host(site, pages):
+    for page in pages:
+        html = (site / page).read_text(encoding="utf-8")
+        for tag in re.findall(r"<(?:script|link|img|iframe)[^>]*>", html):
+            src = re.search(r'(?:src|href)="(https?:)?//', tag)
+            if src and "<link" in tag and 'rel="canonical"' in tag:
+                continue
+            assert not src, f"{page}: {tag[:120]}"
+
+
+def test_page_sizes(site, pages):
+    for page in pages:
+        html_path = site / page
+        size = html_path.stat().st_size
+        for img in re.findall(r'<img[^>]*src="(?!data:)([^"]+)"', html_path.read_text(encoding="utf-8")):
+            size += (html_path.parent / img).resolve().stat().st_size
+        assert size <= MAX_PAGE_BYTES, f"{page}: {size / 1e6:.2f} MB"
+
+
+def test_every_chapter_has_colab_and_download(site, pages):
+    for page in pages:
+        if not page.startswith("chapters/"):
+            continue
+        html = (site / page).read_text(encoding="utf-8")
+        assert "colab.research.google.com/github/" in html, page
+        assert ".ipynb" in html and "download" in html.lower(), page
+
+
+def test_no_error_output_on_any_page(site, pages):
+    for page in pages:
+        html = (site / page).read_text(encoding="utf-8")
+        assert "output traceback" not in html and "Glyph" not in html, page

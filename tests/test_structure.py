@@ -1,0 +1,184 @@
+"""The book's shape: TOC entries exist, chapter skeleton, setup cell, executed outputs."""
+from __future__ import annotations
+
+import ast
+import pathlib
+import re
+
+import nbformat
+import pytest
+import yaml
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CONFIG = yaml.safe_load((ROOT / "_config.yml").read_text(encoding="utf-8"))
+TOC = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
+REQUIRED_SECTIONS = ["学习目标", "小结", "练习", "下一步", "参考"]
+
+
+def toc_files() -> list[str]:
+    files = [TOC["root"]]
+    for part in TOC.get("parts", []):
+        for chapter in part.get("chapters", []):
+            files.append(chapter["file"])
+            files += [s["file"] for s in chapter.get("sections", [])]
+    return files
+
+
+def resolve(entry: str) -> pathlib.Path | None:
+    for suffix in (".ipynb", ".md"):
+        path = ROOT / f"{entry}{suffix}"
+        if path.exists():
+            return path
+    return None
+
+
+CHAPTERS = sorted(ROOT.glob("chapters/*.ipynb"))
+NOTEBOOKS = CHAPTERS + sorted(ROOT.glob("appendix/*.ipynb"))
+
+
+def ids(paths):
+    return [p.relative_to(ROOT).as_posix() for p in paths]
+
+
+@pytest.mark.parametrize("entry", toc_files())
+def test_toc_entry_exists(entry):
+    assert resolve(entry) is not None, f"_toc.yml 列出了 {entry}，但文件不存在"
+
+
+def test_every_chapter_is_in_the_toc():
+    listed = set(toc_files())
+    for path in NOTEBOOKS:
+        assert path.relative_to(ROOT).with_suffix("").as_posix() in listed, path
+
+
+def test_toc_is_numbered_jb_book():
+    assert TOC["format"] == "jb-book"
+    assert TOC.get("options", {}).get("numbered") is True
+    assert all(part.get("caption") for part in TOC["parts"])
+
+
+def test_chapter_file_names():
+    for path in CHAPTERS:
+        assert re.fullmatch(r"\d\d_[a-z0-9_]+\.ipynb", path.name), path.name
+
+
+def markdown_headings(nb, level: int) -> list[str]:
+    prefix = "#" * level + " "
+    out = []
+    for cell in nb.cells:
+        if cell.cell_type != "markdown":
+            continue
+        in_fence = False
+        for line in cell.source.splitlines():
+            if line.startswith("```"):
+                in_fence = not in_fence
+            elif not in_fence and line.startswith(prefix):
+                out.append(line[len(prefix):].strip())
+    return out
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=ids(CHAPTERS))
+def test_chapter_skeleton(path):
+    nb = nbformat.read(path, as_version=4)
+    assert len(markdown_headings(nb, 1)) == 1, "每章只能有一个 H1"
+    assert nb.cells[0].cell_type == "markdown" and nb.cells[0].source.startswith("# ")
+    h2 = markdown_headings(nb, 2)
+    for section in REQUIRED_SECTIONS:
+        assert section in h2, f"缺少 ## {section}"
+    assert h2[0] == "学习目标"
+    assert h2[-4:] == ["小结", "练习", "下一步", "参考"], h2[-4:]
+    goals = next(c.source for c in nb.cells if c.cell_type == "markdown" and "## 学习目标" in c.source)
+    n_goals = sum(1 for line in goals.splitlines() if line.startswith("- "))
+    assert 3 <= n_goals <= 5, f"学习目标应有 3–5 条，现有 {n_goals}"
+
+
+def exercise_count(nb) -> int:
+    text = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    return len(set(re.findall(r"\*\*练习 (\d\d-\d+)", text)))
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=ids(CHAPTERS))
+def test_exercises_checked_and_solved(path):
+    nb = nbformat.read(path, as_version=4)
+    assert exercise_count(nb) >= 3, "每章至少 3 道练习"
+    code = "\n".join(c.source for c in nb.cells if c.cell_type == "code")
+    assert "attnbook.check(" in code, "至少一道练习自动批改"
+    markdown = "\n".join(c.source for c in nb.cells if c.cell_type == "markdown")
+    assert "{dropdown}" in markdown, "解答放在下拉框里"
+
+
+def expected_setup_source() -> str:
+    repo = CONFIG["repository"]
+    url = repo["url"].replace("https://", "git+https://")
+    return f'%pip install -q "attnbook @ {url}@{repo["branch"]}"'
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_setup_cell(path):
+    nb = nbformat.read(path, as_version=4)
+    first_code = next(c for c in nb.cells if c.cell_type == "code")
+    assert 'if "google.colab" in sys.modules:' in first_code.source
+    assert expected_setup_source() in first_code.source, "安装地址应与 _config.yml 的 repository 一致"
+    second_code = [c for c in nb.cells if c.cell_type == "code"][1]
+    assert "attnbook.setup()" in second_code.source
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_code_style(path):
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        source = cell.source.rstrip()
+        assert not re.search(r"^\s*from \S+ import \*", source, re.M), "不用 import *"
+        assert not source.endswith(";"), "不要用 ; 隐藏输出，赋值给 _"
+        assert "plt.show()" not in source
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_executed_once_in_order(path):
+    nb = nbformat.read(path, as_version=4)
+    counts = [c.execution_count for c in nb.cells if c.cell_type == "code" and c.source.strip()]
+    assert None not in counts, "有单元格没有执行：运行 make execute"
+    assert counts == list(range(counts[0], counts[0] + len(counts))), "必须从头按顺序执行一次"
+    assert "widgets" not in nb.metadata, "不要保存 widget 状态（随机 id）"
+    for cell in nb.cells:
+        if cell.cell_type == "code" and "raises-exception" not in cell.metadata.get("tags", []):
+            assert not [o for o in cell.outputs if o.output_type == "error"], cell.source[:80]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_raises_exception_cells_are_explained(path):
+    nb = nbformat.read(path, as_version=4)
+    for i, cell in enumerate(nb.cells):
+        if "raises-exception" in cell.metadata.get("tags", []):
+            assert any(o.output_type == "error" for o in cell.outputs), "标记 raises-exception 的单元格应当真的报错"
+            before = nb.cells[i - 1]
+            assert before.cell_type == "markdown", "报错的单元格前面要用文字说明为什么会报错"
+
+
+def saved_definitions(path: pathlib.Path) -> dict[str, str]:
+    """Top-level functions/classes of the chapter's `#@save` cells, unparsed."""
+    nb = nbformat.read(path, as_version=4)
+    out = {}
+    for cell in nb.cells:
+        if cell.cell_type == "code" and cell.source.lstrip().startswith("#@save"):
+            for node in ast.parse(cell.source).body:
+                if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                    out[node.name] = ast.unparse(node)
+    return out
+
+
+@pytest.mark.parametrize("path", CHAPTERS, ids=ids(CHAPTERS))
+def test_saved_cells_equal_the_package(path):
+    """One source of truth: a `#@save` cell must define exactly what attnbook defines."""
+    import attnbook
+
+    module_sources = {}
+    for py in (ROOT / "attnbook").rglob("*.py"):
+        for node in ast.parse(py.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                module_sources.setdefault(node.name, ast.unparse(node))
+    for name, source in saved_definitions(path).items():
+        assert hasattr(attnbook, name) or name in module_sources, f"{name} 不在 attnbook 中"
+        assert module_sources.get(name) == source, f"{path.name} 中 {name} 的代码与 attnbook 不一致"
