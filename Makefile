@@ -26,9 +26,10 @@ $(STAMP): requirements.txt pyproject.toml
 
 install: $(STAMP)
 
-# The build executes notebooks through jupyter-cache (_build/.jupyter_cache): a rebuild with
-# nothing changed executes nothing.
+# The build executes notebooks through jupyter-cache (_build/.jupyter_cache), filled first by
+# tools/prefill_cache.py on every core: a rebuild with nothing changed executes nothing.
 html: install
+	$(BOOK_ENV) $(BIN)/python tools/prefill_cache.py
 	$(BOOK_ENV) $(BIN)/jupyter-book build . $(JB_FLAGS)
 	@echo ""
 	@echo "网站已生成，用浏览器打开：file://$(CURDIR)/_build/html/index.html"
