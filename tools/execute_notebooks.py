@@ -27,7 +27,7 @@ def book_notebooks() -> list[pathlib.Path]:
     return sorted(ROOT.glob("chapters/*.ipynb")) + sorted(ROOT.glob("appendix/*.ipynb"))
 
 
-def execute(path: pathlib.Path, timeout: int = 600) -> float:
+def execute(path: pathlib.Path, timeout: int = 600, write: bool = True) -> float:
     nb = nbformat.read(path, as_version=4)
     start = time.perf_counter()
     client = NotebookClient(
@@ -47,7 +47,8 @@ def execute(path: pathlib.Path, timeout: int = 600) -> float:
     nb.metadata.pop("widgets", None)
     for cell in nb.cells:
         cell.metadata.pop("execution", None)
-    nbformat.write(nb, path)
+    if write:
+        nbformat.write(nb, path)
     return elapsed
 
 

@@ -1,0 +1,275 @@
+"""``make bench``: measure build, test, page and code performance against the project's floors.
+
+Prints a table and writes bench/report.md (with the machine described) and
+bench/notebook_times.json (used by the teacher's guide). Timings are noisy: medians of repeats,
+and ratios measured in the same run.
+
+    python tools/bench.py            # everything (about 20 minutes on 2 cores)
+    python tools/bench.py --quick    # skip the cold build, make test and the triple nbval
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BIN = ROOT / ".venv" / "bin"
+sys.path.insert(0, str(ROOT / "tools"))
+from execute_notebooks import BOOK_ENV, book_notebooks, execute  # noqa: E402
+
+ENV = {**os.environ, **BOOK_ENV}
+
+
+def run(cmd: str) -> float:
+    start = time.perf_counter()
+    subprocess.run(cmd, shell=True, cwd=ROOT, env=ENV, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return time.perf_counter() - start
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30
+    import torch
+
+    return (f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB RAM, {platform.system()} {platform.release()}; "
+            f"Python {platform.python_version()}, torch {torch.__version__} "
+            f"({torch.get_num_threads()} threads)")
+
+
+def kernel_floor(repeats: int = 3) -> float:
+    """Kernel start + `import torch, matplotlib` in a fresh kernel (what every notebook pays)."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import torch, matplotlib.pyplot")])
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        NotebookClient(nb, kernel_name="python3", timeout=120).execute()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def notebook_times() -> dict[str, float]:
+    out = {}
+    for path in book_notebooks():
+        out[str(path.relative_to(ROOT))] = round(execute(path, write=False), 1)
+    return out
+
+
+def page_sizes() -> tuple[str, int, int]:
+    site = ROOT / "_build" / "html"
+    largest, largest_size, total = "", 0, 0
+    for page in site.rglob("*.html"):
+        rel = page.relative_to(site).as_posix()
+        if rel.startswith(("_static/", "_sources/")):
+            continue
+        size = page.stat().st_size
+        for img in re.findall(r'<img[^>]*src="(?!data:)([^"]+)"', page.read_text(encoding="utf-8")):
+            target = (page.parent / img).resolve()
+            if target.exists():
+                size += target.stat().st_size
+        if size > largest_size:
+            largest, largest_size = rel, size
+    for f in site.rglob("*"):
+        if f.is_file():
+            total += f.stat().st_size
+    return largest, largest_size, total
+
+
+def offsite_requests() -> int:
+    """Load every page in headless Chromium, count requests to any other host."""
+    import functools
+    import http.server
+    import threading
+
+    from playwright.sync_api import sync_playwright
+
+    site = ROOT / "_build" / "html"
+    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+    handler.log_message = lambda *a: None
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=httpd.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{httpd.server_address[1]}"
+    offsite = []
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+            "--disable-component-update"])
+        page = browser.new_page()
+
+        def route(r):
+            if r.request.url.startswith((base, "data:")):
+                r.continue_()
+            else:
+                offsite.append(r.request.url)
+                r.abort()
+
+        page.route("**/*", route)
+        for html in sorted(site.rglob("*.html")):
+            rel = html.relative_to(site).as_posix()
+            if rel.startswith(("_static/", "_sources/")):
+                continue
+            page.goto(f"{base}/{rel}", wait_until="load")
+            page.wait_for_timeout(200)
+        browser.close()
+    httpd.shutdown()
+    return len(offsite)
+
+
+def slider_redraw(n: int = 21) -> float:
+    """Median time of n programmatic redraws of a live slider (uncached frames)."""
+    import math
+
+    import matplotlib.pyplot as plt
+    import torch
+
+    import attnbook
+
+    attnbook.setup()
+    d = attnbook.cat_eats_fish()
+
+    def figure(q, scaled):
+        Q = d["Q"].clone()
+        Q[0, 0] = q
+        s = Q @ d["K"].T / (math.sqrt(2) if scaled else 1.0)
+        w = torch.softmax(s, dim=-1)
+        fig, (a, b) = plt.subplots(1, 2, figsize=(7.2, 2.8), layout="constrained")
+        attnbook.heatmap(w, row_labels=d["tokens"], col_labels=d["tokens"], ax=a, colorbar=False)
+        b.bar(d["tokens"], w[0].numpy())
+        return fig
+
+    grid = [round(-1 + 0.2 * i, 1) for i in range(n)]
+    box = attnbook.slider(figure, {"q": grid, "scaled": [True, False]}, initial={"q": grid[0]}).widget()
+    times = []
+    for index in range(1, n):
+        start = time.perf_counter()
+        box.attnbook_controls["q"].value = index
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def mha_ratio(repeats: int = 15) -> tuple[float, float]:
+    import torch
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    import attnbook
+
+    torch.manual_seed(0)
+    batch, n, d_model, heads = 8, 256, 512, 8
+    ours = attnbook.MultiHeadSelfAttention(d_model, num_heads=heads).eval()
+    ref = nn.MultiheadAttention(d_model, heads, batch_first=True).eval()
+    with torch.no_grad():
+        ref.in_proj_weight.copy_(torch.cat([ours.W_q.weight, ours.W_k.weight, ours.W_v.weight]))
+        ref.in_proj_bias.copy_(torch.cat([ours.W_q.bias, ours.W_k.bias, ours.W_v.bias]))
+        ref.out_proj.weight.copy_(ours.out_proj.weight)
+        ref.out_proj.bias.copy_(ours.out_proj.bias)
+    x = torch.randn(batch, n, d_model)
+
+    def sdpa(x):
+        Q, K, V = (ours.split_heads(w(x)) for w in (ours.W_q, ours.W_k, ours.W_v))
+        out = F.scaled_dot_product_attention(Q, K, V)
+        return ours.out_proj(out.transpose(1, 2).reshape(batch, n, d_model))
+
+    def median_time(fn):
+        fn()
+        times = []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - start)
+        return statistics.median(times)
+
+    with torch.no_grad():
+        torch.testing.assert_close(ours(x)[0], ref(x, x, x)[0], atol=1e-4, rtol=1e-4)
+        t_ours = median_time(lambda: ours(x))
+        t_ref = median_time(lambda: ref(x, x, x))
+        t_sdpa = median_time(lambda: sdpa(x))
+    return t_ours / t_ref, t_ours / t_sdpa
+
+
+def nbval_three_times() -> list[bool]:
+    cmd = ("{bin}/python -m pytest -q -n 2 --dist loadfile --nbval --nbval-current-env "
+           "--nbval-sanitize-with tests/nbval_sanitize.cfg {nbs}").format(
+        bin=BIN, nbs=" ".join(str(p.relative_to(ROOT)) for p in book_notebooks()))
+    results = []
+    for _ in range(3):
+        results.append(subprocess.run(cmd, shell=True, cwd=ROOT, env=ENV,
+                                      stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode == 0)
+    return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true")
+    args = parser.parse_args()
+    rows = []
+
+    def row(figure, value, floor, ok):
+        mark = "✅" if ok is True else ("❌" if ok is False else "—")
+        rows.append((figure, value, floor, mark))
+        print(f"{mark} {figure}: {value}  (floor {floor})", flush=True)
+
+    if not args.quick:
+        run("rm -rf _build")
+        t = run("make html")
+        row("cold `make html` (all notebooks executed, venv present)", f"{t:.0f} s", "≤ 240 s", t <= 240)
+    t = run("make html")
+    row("warm rebuild, nothing changed", f"{t:.1f} s", "≤ 20 s", t <= 20)
+    if not args.quick:
+        t = run("make test")
+        row("`make test` (venv present)", f"{t:.0f} s", "≤ 480 s", t <= 480)
+
+    times = notebook_times()
+    (ROOT / "bench" / "notebook_times.json").write_text(
+        json.dumps(times, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    for name, seconds in times.items():
+        floor = 90 if re.search(r"chapters/1[1-4]_", name) else 60
+        row(f"notebook `{name}` top to bottom", f"{seconds:.1f} s", f"≤ {floor} s", seconds <= floor)
+    floor_s = kernel_floor()
+    row("floor under every notebook: kernel start + `import torch, matplotlib`", f"{floor_s:.1f} s", "reported", None)
+
+    largest, size, total = page_sizes()
+    row(f"largest page with its images (`{largest}`)", f"{size / 1e6:.2f} MB", "≤ 3 MB", size <= 3e6)
+    row("whole site `_build/html`", f"{total / 1e6:.1f} MB", "reported", None)
+    n = offsite_requests()
+    row("requests to other hosts, all pages", str(n), "0", n == 0)
+    t = slider_redraw()
+    row("live slider redraw, median of 20", f"{t * 1000:.0f} ms", "≤ 200 ms", t <= 0.2)
+    r_mha, r_sdpa = mha_ratio()
+    row("MultiHeadSelfAttention ÷ nn.MultiheadAttention forward", f"{r_mha:.2f}", "≤ 1.25", r_mha <= 1.25)
+    row("MultiHeadSelfAttention ÷ SDPA with the same projections", f"{r_sdpa:.2f}", "reported", None)
+    if not args.quick:
+        runs = nbval_three_times()
+        row("nbval over all notebooks, three runs in a row", " / ".join("green" if r else "RED" for r in runs),
+            "all green", all(runs))
+
+    report = ["# make bench report", "", f"Machine: {machine()}", "",
+              f"Generated by `tools/bench.py{' --quick' if args.quick else ''}` on "
+              f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
+              "| figure | measured | floor | |", "|---|---|---|---|"]
+    report += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    (ROOT / "bench" / "report.md").write_text("\n".join(report) + "\n", encoding="utf-8")
+    print("\n写入 bench/report.md")
+    return 0 if all(r[3] != "❌" for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
