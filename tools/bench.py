@@ -172,6 +172,7 @@ def mha_ratio(repeats: int = 15) -> tuple[float, float]:
 
     import attnbook
 
+    torch.set_num_threads(os.cpu_count() or 1)  # torch's default; setup() elsewhere sets 1
     torch.manual_seed(0)
     batch, n, d_model, heads = 8, 256, 512, 8
     ours = attnbook.MultiHeadSelfAttention(d_model, num_heads=heads).eval()

@@ -71,7 +71,7 @@ def main() -> None:
     wanted |= {chr(c) for c in range(0x20, 0x7F)}
     wanted |= {chr(c) for c in range(0x3000, 0x3040)}   # CJK punctuation
     wanted |= {chr(c) for c in range(0xFF00, 0xFF66)}   # full-width forms
-    wanted |= set("“”‘’—…·×÷√≈≤≥≠±→←↑↓∞αβγδεθλμσπ")
+    wanted |= set("“”‘’—…·×÷√≈≤≥≠±→←↑↓∞αβγδεθλμσπτ−∂‖∑∈")
     codepoints = sorted(ord(ch) for ch in wanted if ord(ch) in cmap)
 
     options = subset.Options()
