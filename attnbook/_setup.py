@@ -63,7 +63,8 @@ def setup(seed: int = 0, *, deterministic: bool = True, threads: int | None = 1)
     family = register_font()
     matplotlib.rcParams.update(STYLE)
     # Our CJK font first; DejaVu Sans (matplotlib's own) covers what the subset lacks.
-    matplotlib.rcParams["font.family"] = "sans-serif"
+    # A list of families (not the generic "sans-serif"): matplotlib then falls back per glyph.
+    matplotlib.rcParams["font.family"] = [family, "DejaVu Sans"]
     matplotlib.rcParams["font.sans-serif"] = [family, "DejaVu Sans"]
     try:  # a crisp inline backend in Jupyter; harmless elsewhere
         from IPython import get_ipython
