@@ -8,13 +8,15 @@ BOOK_ENV := ATTNBOOK_STATIC=1 PYTHONWARNINGS=error:Glyph:UserWarning
 JB_FLAGS := --builder html -W -n --keep-going
 NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb appendix/*.ipynb))
 
-.PHONY: help install html html-noexec test test-fast lab execute slides bench clean freeze
+.PHONY: help install html html-noexec test test-nbval test-colab lab execute slides bench clean freeze
 
 help:
 	@echo "make html     建站（首次会建立 .venv 并安装依赖、执行全部笔记本）"
 	@echo "make test     全部检查：单元测试、结构、nbval、建站、浏览器测试"
 	@echo "make lab      用 JupyterLab 打开笔记本"
 	@echo "make execute  从头执行每个笔记本一次，把输出写回文件"
+	@echo "make slides   把每章做成 reveal.js 幻灯片（_build/html/slides/）"
+	@echo "make bench    测量建站、测试、页面与代码性能，写入 bench/report.md"
 	@echo "make clean    删除 _build"
 
 $(STAMP): requirements.txt pyproject.toml
@@ -31,25 +33,40 @@ install: $(STAMP)
 html: install
 	$(BOOK_ENV) $(BIN)/python tools/prefill_cache.py
 	$(BOOK_ENV) $(BIN)/jupyter-book build . $(JB_FLAGS)
+	$(BIN)/python tools/make_slides.py
 	@echo ""
 	@echo "网站已生成，用浏览器打开：file://$(CURDIR)/_build/html/index.html"
 
 # The site from the notebooks' stored outputs (which nbval has just shown to equal a fresh run).
 html-noexec: install
 	ATTNBOOK_EXECUTE=off $(BIN)/jupyter-book build . $(JB_FLAGS)
+	$(BIN)/python tools/make_slides.py
 
+# Unit and structure tests; then, side by side on the two cores, nbval (re-executes every
+# notebook and compares its stored outputs) and the run of every notebook on Colab's library
+# versions; then the site from the verified outputs, its slides, and the site/browser tests.
 test: install
-	$(BIN)/python -m pytest tests/unit tests/test_structure.py
-	$(BOOK_ENV) $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-current-env \
-	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS)
-	ATTNBOOK_EXECUTE=off $(BIN)/jupyter-book build . $(JB_FLAGS)
+	$(BIN)/python -m pytest tests/unit tests/test_structure.py tests/test_classroom.py
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-nbval test-colab
+	$(MAKE) --no-print-directory html-noexec
 	$(BIN)/python -m pytest tests/site
+
+test-nbval: install
+	$(BOOK_ENV) $(BIN)/python -m pytest --nbval --nbval-current-env \
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS)
+
+test-colab:
+	bash tools/colab_env_test.sh
 
 lab: install
 	$(BIN)/jupyter lab chapters
 
 execute: install
 	$(BIN)/python tools/execute_notebooks.py $(NB)
+
+slides: install
+	test -f _build/html/_static/mathjax/tex-chtml.js || $(MAKE) html
+	$(BIN)/python tools/make_slides.py
 
 bench: install
 	$(BIN)/python tools/bench.py

@@ -68,5 +68,8 @@ def _page_context(app, pagename, templatename, context, doctree) -> None:
 def setup(app):
     app.connect("config-inited", _execution_mode)
     app.connect("html-page-context", _page_context)
+    import slides_link  # _ext/slides_link.py: the “幻灯片” header button of chapter pages
+
+    slides_link.setup(app)
     app.connect("build-finished", _copy_mathjax)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}

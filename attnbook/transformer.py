@@ -44,9 +44,11 @@ __all__ = ["ScalableMultiHeadSelfAttention", "TransformerBlock", "TinyTransforme
 class ScalableMultiHeadSelfAttention(MultiHeadSelfAttention):
     """:class:`attnbook.MultiHeadSelfAttention` with a switch for the 1/√d_k scaling.
 
-    ``scale=True`` runs exactly the parent's forward (softmax(Q Kᵀ / √d_k) V).
-    ``scale=False`` computes softmax(Q Kᵀ) V: Q is multiplied by √d_k before the book's
-    :func:`scaled_dot_product_attention`, which cancels the division inside it.
+    ``scale=True``: softmax(Q Kᵀ / √d_k) V, as in the parent class.
+    ``scale=False``: softmax(Q Kᵀ) V. Q is multiplied by the buffer ``q_gain`` = √d_k before the
+    book's :func:`scaled_dot_product_attention`, which cancels the division inside it
+    (``q_gain`` = 1 when scale=True, an exact no-op). Keeping the switch in a buffer, not in Python
+    control flow, lets :func:`attnbook.train_exp.train_runs` train both variants side by side.
 
     forward(x [batch, seq_len, d_model], mask=None) -> (out [batch, seq_len, d_model],
     attn_weights [batch, num_heads, seq_len, seq_len]).
@@ -55,17 +57,18 @@ class ScalableMultiHeadSelfAttention(MultiHeadSelfAttention):
     def __init__(self, d_model: int, num_heads: int = 8, scale: bool = True):
         super().__init__(d_model, num_heads)
         self.scale = bool(scale)
+        gain = 1.0 if self.scale else math.sqrt(self.d_k)
+        self.register_buffer("q_gain", torch.tensor(gain), persistent=False)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
-        if self.scale:
-            return super().forward(x, mask)
         if x.dim() != 3 or x.size(-1) != self.d_model:
             raise ValueError(f"x 的形状应为 [batch, seq_len, {self.d_model}]，收到 {tuple(x.shape)}")
         batch, seq_len, _ = x.shape
-        Q = self.split_heads(self.W_q(x)) * math.sqrt(self.d_k)  # [batch, num_heads, seq_len, d_k]，抵消 1/√d_k
+        Q = self.split_heads(self.W_q(x)) * self.q_gain  # [batch, num_heads, seq_len, d_k]；不缩放时乘 √d_k 抵消
         K = self.split_heads(self.W_k(x))  # [batch, num_heads, seq_len, d_k]
         V = self.split_heads(self.W_v(x))  # [batch, num_heads, seq_len, d_k]
         out, attn_weights = scaled_dot_product_attention(Q, K, V, mask)
+        # 合并各头：[batch, num_heads, seq_len, d_k] -> [batch, seq_len, d_model]
         out = out.transpose(1, 2).contiguous().view(batch, seq_len, self.d_model)
         return self.out_proj(out), attn_weights
 
@@ -155,7 +158,11 @@ class TinyTransformer(nn.Module):
         batch, seq_len = tokens.shape
         if seq_len > self.max_len:
             raise fail("tokens", tokens, f"长度不超过 max_len={self.max_len} 的序列（收到 seq_len={seq_len}）")
-        if tokens.numel() and (tokens.min() < 0 or tokens.max() >= self.vocab_size):
+        try:
+            out_of_range = bool(tokens.numel()) and bool((tokens.min() < 0) | (tokens.max() >= self.vocab_size))
+        except RuntimeError:  # under torch.func.vmap a data-dependent check is not allowed: skip it
+            out_of_range = False
+        if out_of_range:
             raise fail("tokens", tokens, f"0 到 vocab_size-1={self.vocab_size - 1} 之间的编号")
         x = self.embed(tokens) + self.pos[:seq_len]  # [batch, seq_len, d_model]
         keep = causal_mask(seq_len).to(tokens.device) if self.causal else None  # [1, 1, seq_len, seq_len]

@@ -43,7 +43,7 @@ def test_math_is_typeset(page, server, site, pages):
         if 'class="math' not in html:
             continue
         visit(page, server, rel)
-        page.wait_for_selector("mjx-container", timeout=15_000)
+        page.wait_for_selector("mjx-container", state="attached", timeout=15_000)
         assert page.locator("mjx-container").count() > 0, rel
         assert page.locator("mjx-merror").count() == 0, rel
 

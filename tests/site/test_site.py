@@ -60,4 +60,6 @@ def test_every_chapter_has_colab_and_download(site, pages):
 def test_no_error_output_on_any_page(site, pages):
     for page in pages:
         html = (site / page).read_text(encoding="utf-8")
-        assert "output traceback" not in html and "Glyph" not in html, page
+        # a traceback only where a cell is tagged raises-exception (and explained in the prose)
+        assert html.count("output traceback") <= html.count("tag_raises-exception"), page
+        assert "Glyph" not in html, page

@@ -1,0 +1,378 @@
+"""What attention costs (chapter 14): a memory-efficient sliding-window attention, a 1-D CNN
+layer, FLOP formulas, and helpers to measure run time and peak memory on the CPU.
+
+Full attention is the book's own :func:`attnbook.scaled_dot_product_attention`.
+"""
+from __future__ import annotations
+
+import math
+import statistics
+import time
+from typing import Any, Callable, Mapping, Sequence
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from ._errors import fail
+from .attention import scaled_dot_product_attention
+
+
+# ---------------------------------------------------------------------------------------------
+# Sliding-window attention
+# ---------------------------------------------------------------------------------------------
+def band_mask(seq_len, window, causal=False):
+    """Keep key j for query i when i - window <= j <= i + window (or j <= i when causal).
+
+    Returns bool [seq_len, seq_len], True = keep. It is the reference for the banded code:
+    full attention with this mask computes the same as sliding_window_attention.
+    """
+    i = torch.arange(seq_len)[:, None]
+    j = torch.arange(seq_len)[None, :]
+    keep = (j >= i - window) & (j <= i + window)
+    if causal:
+        keep = keep & (j <= i)
+    return keep
+
+
+def sliding_window_attention(Q, K, V, window, causal=False, block=64):
+    """Each query i sees only the keys i - window … i + window (… i when causal).
+
+    Q, K: [..., seq_len, d_k]; V: [..., seq_len, d_v]; returns [..., seq_len, d_v].
+    The queries are cut into blocks of `block` rows; block b only meets the keys its rows can
+    see, a slice of block + 2·window keys (block + window when causal). The largest temporary is
+    [..., seq_len / block, block, block + 2·window]: it grows like seq_len, never seq_len².
+    """
+    if Q.shape[-1] != K.shape[-1] or K.shape[-2] != V.shape[-2] or Q.shape[-2] != K.shape[-2]:
+        raise ValueError(f'Q、K、V 的形状应为 [..., seq_len, d_k]、[..., seq_len, d_k]、[..., seq_len, d_v]，'
+                         f'收到 Q: {tuple(Q.shape)}，K: {tuple(K.shape)}，V: {tuple(V.shape)}')
+    if not isinstance(window, int) or window < 0:
+        raise ValueError(f'window 应为非负整数（每边能看几个词），收到 {window!r}')
+    if not isinstance(block, int) or block < 1:
+        raise ValueError(f'block 应为正整数，收到 {block!r}')
+    seq_len, d_k = Q.shape[-2], Q.shape[-1]
+    left, right = window, 0 if causal else window
+    n_blocks = -(-seq_len // block)
+    padded = n_blocks * block
+    span = block + left + right  # 每个块要看的键的个数
+    Qb = F.pad(Q, (0, 0, 0, padded - seq_len))  # [..., padded, d_k]
+    Qb = Qb.unflatten(-2, (n_blocks, block))  # [..., n_blocks, block, d_k]
+    Kp = F.pad(K, (0, 0, left, padded - seq_len + right))  # 两头补零
+    Vp = F.pad(V, (0, 0, left, padded - seq_len + right))
+    Kw = Kp.unfold(-2, span, block)  # [..., n_blocks, d_k, span]
+    Vw = Vp.unfold(-2, span, block).transpose(-2, -1)  # [..., n_blocks, span, d_v]
+    scores = Qb @ Kw / math.sqrt(d_k)  # [..., n_blocks, block, span]
+    u = torch.arange(block)[:, None]  # 查询在块内的位置
+    s = torch.arange(span)[None, :]  # 键在切片内的位置
+    offset = s - left - u  # 键减查询的距离 j - i
+    keep = (offset >= -left) & (offset <= right)  # [block, span]
+    key_pos = torch.arange(n_blocks)[:, None] * block + torch.arange(span)[None, :] - left
+    inside = (key_pos >= 0) & (key_pos < seq_len)  # [n_blocks, span]：补出来的零不算
+    scores = scores.masked_fill(~(keep[None] & inside[:, None, :]), float('-inf'))
+    attn_weights = torch.softmax(scores, dim=-1)  # 每个查询至少能看到自己，不会整行 -inf
+    out = attn_weights @ Vw  # [..., n_blocks, block, d_v]
+    return out.flatten(-3, -2)[..., :seq_len, :]
+
+
+class ConvMixer(nn.Module):
+    """A 1-D convolution over the sequence, d_model channels in and out, as a drop-in
+    "token mixer": forward(x [batch, seq_len, d_model]) -> [batch, seq_len, d_model].
+
+    Each output position sees kernel_size neighbours; cost ≈ 2 · seq_len · kernel_size · d_model².
+    """
+
+    def __init__(self, d_model: int, kernel_size: int = 5) -> None:
+        super().__init__()
+        if kernel_size % 2 != 1:
+            raise fail("kernel_size", kernel_size, "奇数（左右对称地补零，输出长度才与输入相同）")
+        self.conv = nn.Conv1d(d_model, d_model, kernel_size, padding=kernel_size // 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.conv(x.transpose(1, 2)).transpose(1, 2)
+
+
+# ---------------------------------------------------------------------------------------------
+# Formulas
+# ---------------------------------------------------------------------------------------------
+def attention_flops(seq_len: int, d: int) -> int:
+    """Full attention, QKᵀ plus weights × V: 2 · (2 · n² · d) = 4 n² d FLOPs (a multiply-add = 2)."""
+    return 4 * seq_len**2 * d
+
+
+def window_flops(seq_len: int, d: int, keys_per_query: int) -> int:
+    """Sliding-window attention where each query meets ``keys_per_query`` keys: 4 · n · w · d."""
+    return 4 * seq_len * keys_per_query * d
+
+
+def conv_flops(seq_len: int, d: int, kernel_size: int) -> int:
+    """1-D convolution with d channels in and out: 2 · n · k · d² FLOPs."""
+    return 2 * seq_len * kernel_size * d**2
+
+
+def score_matrix_bytes(seq_len: int, *, batch: int = 1, num_heads: int = 1, bytes_per_value: int = 4) -> int:
+    """Size of the attention-weight tensor [batch, num_heads, n, n]: batch · num_heads · n² · 4 bytes."""
+    return batch * num_heads * seq_len**2 * bytes_per_value
+
+
+# ---------------------------------------------------------------------------------------------
+# Measuring
+# ---------------------------------------------------------------------------------------------
+def median_time(fn: Callable[[], Any], repeats: int = 3, warmup: int = 1, min_total: float = 0.05,
+                max_repeats: int = 30, clock: Callable[[], float] = time.thread_time) -> float:
+    """Median seconds of ``fn()`` (after ``warmup`` runs) on ``clock``.
+
+    The default clock is the CPU time of the calling thread (``time.thread_time``): with torch on
+    one thread the work runs in this thread, and time spent waiting while other programs use
+    the CPU is not counted. Pass ``clock=time.perf_counter`` for wall-clock time.
+
+    At least ``repeats`` runs; a fast ``fn`` is repeated until the runs add up to ``min_total``
+    seconds (at most ``max_repeats`` runs), so that short calls are not one noisy sample.
+    """
+    if not isinstance(repeats, int) or repeats < 1:
+        raise fail("repeats", repeats, "正整数")
+    with torch.inference_mode():
+        for _ in range(warmup):
+            fn()
+        times: list[float] = []
+        while len(times) < repeats or (sum(times) < min_total and len(times) < max_repeats):
+            start = clock()
+            fn()
+            times.append(clock() - start)
+    return statistics.median(times)
+
+
+def _status() -> dict[str, int]:
+    out = {}
+    with open("/proc/self/status", encoding="ascii") as f:
+        for line in f:
+            if line.startswith(("VmHWM", "VmRSS")):
+                key, value = line.split(":")
+                out[key] = int(value.split()[0]) * 1024
+    return out
+
+
+def peak_memory_supported() -> bool:
+    """True on Linux when the peak resident memory can be reset (``/proc/self/clear_refs``)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+            f.write("5")
+        _status()
+        return True
+    except OSError:
+        return False
+
+
+def peak_memory(fn: Callable[[], Any], *, warmup: bool = True) -> float:
+    """Extra resident memory (bytes) at the peak of ``fn()``: VmHWM after − VmRSS before.
+
+    Linux only (it resets the high-water mark via ``/proc/self/clear_refs``); returns NaN elsewhere.
+    ``fn`` runs once unmeasured first (``warmup``: one-time allocations of libraries do not count).
+    Before measuring, free heap memory is handed back to the operating system (``malloc_trim``)
+    and glibc is asked to serve every allocation ≥ 64 KiB with mmap, so that every page the call
+    touches is counted, even if an earlier call had left freed memory behind. Afterwards the
+    threshold is set back to glibc's default starting value (128 KiB).
+    """
+    if not peak_memory_supported():
+        return float("nan")
+    libc = None
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL("libc.so.6")
+    except OSError:
+        libc = None
+    try:
+        with torch.inference_mode():
+            if warmup:
+                fn()
+            if libc is not None:
+                libc.mallopt(-3, 64 * 1024)  # M_MMAP_THRESHOLD
+                libc.malloc_trim(0)
+            with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
+                f.write("5")  # VmHWM := VmRSS
+            before = _status()["VmRSS"]
+            result = fn()
+            peak = _status()["VmHWM"]
+            del result
+    finally:
+        if libc is not None:
+            libc.mallopt(-3, 128 * 1024)
+    return float(max(peak - before, 0))
+
+
+def fit_slope(ns: Sequence[float], values: Sequence[float], *, min_n: float = 0) -> float:
+    """Slope of log(values) against log(ns), fitted on the points with n ≥ ``min_n``."""
+    ns = np.asarray(ns, dtype=float)
+    values = np.asarray(values, dtype=float)
+    keep = (ns >= min_n) & np.isfinite(values) & (values > 0)
+    if keep.sum() < 2:
+        raise fail("min_n", min_n, "一个让至少两个点参与拟合的下限")
+    slope, _ = np.polyfit(np.log(ns[keep]), np.log(values[keep]), 1)
+    return float(slope)
+
+
+def make_inputs(seq_len: int, d_model: int = 64, *, seed: int = 0) -> dict[str, torch.Tensor]:
+    """Random Q, K, V ``[1, 1, seq_len, d_model]`` (batch 1, one head) and X ``[1, seq_len, d_model]``."""
+    g = torch.Generator().manual_seed(seed)
+    Q, K, V = (torch.randn(1, 1, seq_len, d_model, generator=g) for _ in range(3))
+    return {"Q": Q, "K": K, "V": V, "X": torch.randn(1, seq_len, d_model, generator=g)}
+
+
+def methods(d_model: int = 64, window: int = 64, kernel_size: int = 5) -> dict[str, Callable[[dict], Any]]:
+    """The four token mixers compared in chapter 14, each ``f(inputs) -> output``."""
+    torch.manual_seed(0)
+    conv = ConvMixer(d_model, kernel_size).eval()
+    return {
+        "全注意力（本书实现）": lambda x: scaled_dot_product_attention(x["Q"], x["K"], x["V"])[0],
+        "PyTorch SDPA": lambda x: F.scaled_dot_product_attention(x["Q"], x["K"], x["V"]),
+        f"滑动窗口（每边 {window}）": lambda x: sliding_window_attention(x["Q"], x["K"], x["V"], window),
+        f"一维卷积（k={kernel_size}）": lambda x: conv(x["X"]),
+    }
+
+
+def benchmark(
+    ns: Sequence[int],
+    *,
+    d_model: int = 64,
+    window: int = 64,
+    kernel_size: int = 5,
+    repeats: int = 3,
+    threads: int | None = 1,
+):
+    """Median time (see :func:`median_time`) of each method of :func:`methods` for each n.
+
+    Returns a pandas DataFrame with columns ``方法, n, 秒`` (long format). Runs on ``threads``
+    threads (1 by default: steadier numbers on a shared machine), restored afterwards.
+    """
+    import pandas as pd
+
+    old = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    rows = []
+    try:
+        fns = methods(d_model, window, kernel_size)
+        for n in ns:
+            x = make_inputs(n, d_model)
+            for name, fn in fns.items():
+                seconds = median_time(lambda: fn(x), repeats=repeats, warmup=1 if n <= 2048 else 0)
+                rows.append({"方法": name, "n": n, "秒": seconds})
+    finally:
+        torch.set_num_threads(old)
+    return pd.DataFrame(rows)
+
+
+def memory_table(
+    ns: Sequence[int],
+    *,
+    d_model: int = 64,
+    window: int = 64,
+    kernel_size: int = 5,
+    threads: int | None = 1,
+):
+    """Peak extra memory in bytes (see :func:`peak_memory`) of each method for each n.
+
+    The inputs are made before measuring, so they are not counted. Returns a pandas DataFrame
+    indexed by n with one column per method (NaN where the system cannot measure it).
+    """
+    import pandas as pd
+
+    old = torch.get_num_threads()
+    if threads is not None:
+        torch.set_num_threads(threads)
+    fns = methods(d_model, window, kernel_size)
+    peaks: dict[str, list[float]] = {name: [] for name in fns}
+    try:
+        for n in ns:
+            x = make_inputs(n, d_model)
+            for name, fn in fns.items():
+                peaks[name].append(peak_memory(lambda: fn(x)))
+    finally:
+        torch.set_num_threads(old)
+    return pd.DataFrame(peaks, index=pd.Index(list(ns), name="n"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Figures
+# ---------------------------------------------------------------------------------------------
+_COLOURS = ["#4C78A8", "#E45756", "#54A24B", "#F58518", "#B279A2"]
+
+
+def plot_loglog(table, value: str = "秒", *, slopes: Mapping[str, float] | None = None,
+                ylabel: str = "时间（秒）", ax=None, min_n: float | None = None):
+    """Log-log lines of ``value`` against n, one per 方法; slopes (if given) go in the legend."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.6), layout="constrained")
+    for i, (name, part) in enumerate(table.groupby("方法", sort=False)):
+        label = name if not slopes or name not in slopes else f"{name}：斜率 {slopes[name]:.1f}"
+        ax.loglog(part["n"], part[value], "o-", color=_COLOURS[i % len(_COLOURS)], label=label, lw=1.5, ms=4)
+    if min_n is not None:
+        ax.axvspan(min_n, table["n"].max() * 1.15, color="grey", alpha=0.08, lw=0)
+        ax.text(min_n, ax.get_ylim()[1], " 拟合区间", va="top", fontsize=8, color="grey")
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("序列长度 n")
+    ax.set_ylabel(ylabel)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def flops_figure(d_model: int, window: int, kernel_size: int = 5):
+    """Analytic FLOPs of full attention, sliding window (2·window+1 keys) and conv against n,
+    with the crossovers marked. Returns a Figure (used by the chapter's slider)."""
+    import matplotlib.pyplot as plt
+
+    n = np.logspace(np.log10(64), np.log10(65536), 60)
+    w = 2 * window + 1
+    fig, ax = plt.subplots(figsize=(6, 3.4), layout="constrained")
+    ax.loglog(n, 4 * n**2 * d_model, color=_COLOURS[0], label="全注意力 4n²d")
+    ax.loglog(n, 4 * n * w * d_model, color=_COLOURS[2], label=f"滑动窗口 4nwd（w={w}）")
+    ax.loglog(n, 2 * n * kernel_size * d_model**2, color=_COLOURS[3], label=f"卷积 2nkd²（k={kernel_size}）")
+    for cross, colour in ((w, _COLOURS[2]), (kernel_size * d_model / 2, _COLOURS[3])):
+        ax.axvline(cross, color=colour, ls=":", lw=1)
+        ax.text(cross, 0.03, f" n={cross:g}", color=colour, fontsize=8, rotation=90, va="bottom",
+                transform=ax.get_xaxis_transform())
+    ax.set_xscale("log", base=2)
+    ax.set_xlabel("序列长度 n")
+    ax.set_ylabel("浮点运算次数（FLOPs）")
+    ax.set_title(f"d_model = {d_model}：虚线右边，全注意力更贵")
+    ax.legend(fontsize=8, loc="upper left")
+    return fig
+
+
+def window_blocks_figure(seq_len: int = 24, window: int = 3, block: int = 6, causal: bool = False):
+    """Which (query, key) pairs each method touches, for a small seq_len. Returns a Figure.
+
+    Left: full attention with a band mask computes all seq_len² scores and throws most away.
+    Right: the blocked code computes only the rectangles (block × (block + 2·window)); inside
+    them, the band keeps what is needed.
+    """
+    import matplotlib.pyplot as plt
+    from matplotlib.colors import ListedColormap
+    from matplotlib.patches import Rectangle
+
+    keep = band_mask(seq_len, window, causal).float().numpy()
+    cmap = ListedColormap(["#FFFFFF", "#C9D6E8", "#4C78A8"])
+    fig, axes = plt.subplots(1, 2, figsize=(6.4, 3.3), layout="constrained")
+    full = 1 + keep  # 全部算出来（1），留下的（2）
+    blocked = np.zeros_like(keep)
+    left, right = window, 0 if causal else window
+    for start in range(0, seq_len, block):
+        rows = slice(start, min(start + block, seq_len))
+        cols = slice(max(start - left, 0), min(start + block + right, seq_len))
+        blocked[rows, cols] = 1
+        axes[1].add_patch(Rectangle((start - left - 0.5, start - 0.5), block + left + right, block,
+                                    fill=False, edgecolor="#E45756", lw=1.2, clip_on=True))
+    blocked = np.where(keep > 0, 2, blocked)
+    titles = (f"全注意力 + 带状 mask：算 {seq_len * seq_len} 个分数",
+              f"分块：算 {int((blocked > 0).sum())} 个（红框）")
+    for ax, data, title in zip(axes, (full, blocked), titles):
+        ax.imshow(data, cmap=cmap, vmin=0, vmax=2, aspect="equal")
+        ax.set_title(title, fontsize=9)
+        ax.set_xlabel("键 j")
+        ax.set_ylabel("查询 i")
+        ax.set_xlim(-0.5, seq_len - 0.5)
+        ax.set_ylim(seq_len - 0.5, -0.5)
+    return fig

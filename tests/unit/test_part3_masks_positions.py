@@ -1,0 +1,266 @@
+"""Chapters 09 (masks) and 10 (positional encoding): attnbook.masks, attnbook.positional,
+attnbook.positions_exp and the chapters' exercises."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import matplotlib
+import matplotlib.pyplot as plt
+import pytest
+import torch
+import torch.nn.functional as F
+
+import attnbook
+from attnbook import causal_mask, padding_mask, sinusoidal_positional_encoding
+from attnbook.positions_exp import (
+    TinyPositionModel,
+    accuracy_by_position,
+    extrapolation_experiment,
+    pe_heatmap,
+    pe_wave_figure,
+    plot_extrapolation,
+    random_tokens,
+    summarize,
+    train_model,
+)
+
+matplotlib.use("Agg")
+
+
+# -- padding_mask ------------------------------------------------------------------------------
+
+def test_padding_mask_shape_and_values():
+    mask = padding_mask([3, 5, 0], 5)
+    assert mask.dtype == torch.bool and mask.shape == (3, 1, 1, 5)
+    assert mask[:, 0, 0].int().tolist() == [[1, 1, 1, 0, 0], [1, 1, 1, 1, 1], [0, 0, 0, 0, 0]]
+    assert padding_mask(torch.tensor([2]), 4)[0, 0, 0].tolist() == [True, True, False, False]
+
+
+def test_padding_mask_blocks_keys_not_queries():
+    torch.manual_seed(0)
+    scores = torch.randn(2, 3, 5, 5)  # [batch, num_heads, seq_len, seq_len]
+    weights = torch.softmax(scores.masked_fill(padding_mask([3, 5], 5) == 0, float("-inf")), dim=-1)
+    assert weights.shape == scores.shape
+    assert (weights[0, :, :, 3:] == 0).all()  # pad columns get nothing
+    assert not weights.isnan().any()  # pad rows still see the real tokens
+    torch.testing.assert_close(weights.sum(-1), torch.ones(2, 3, 5))
+
+
+@pytest.mark.parametrize("lengths, seq_len, words", [
+    ([[3, 5]], 5, ["lengths", "一维"]),
+    ([3.0, 5.0], 5, ["lengths", "整数"]),
+    ([-1, 2], 5, ["lengths", "0 到 seq_len=5", "-1"]),
+    ([3, 6], 5, ["lengths", "6"]),
+    ([3], 0, ["seq_len", "正整数", "0"]),
+    ([3], 5.0, ["seq_len", "5.0"]),
+    ([1], True, ["seq_len"]),
+])
+def test_padding_mask_errors_are_chinese_and_name_the_argument(lengths, seq_len, words):
+    with pytest.raises(ValueError) as info:
+        padding_mask(lengths, seq_len)
+    for word in words:
+        assert word in str(info.value)
+
+
+# -- causal_mask -------------------------------------------------------------------------------
+
+def test_causal_mask_strict_upper_triangle_only():
+    mask = causal_mask(5)
+    assert mask.dtype == torch.bool and mask.shape == (1, 1, 5, 5)
+    m = mask[0, 0]
+    assert m.diagonal().all()  # each token sees itself
+    assert not m.triu(diagonal=1).any()  # never the future
+    assert torch.equal(m, torch.ones(5, 5, dtype=torch.bool).tril())
+    assert causal_mask(1).tolist() == [[[[True]]]]
+
+
+def test_causal_mask_matches_sdpa_is_causal():
+    torch.manual_seed(0)
+    Q, K, V = (torch.randn(2, 3, 6, 4) for _ in range(3))
+    out, weights = attnbook.scaled_dot_product_attention(Q, K, V, mask=causal_mask(6))
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(Q, K, V, is_causal=True))
+    torch.testing.assert_close(out, F.scaled_dot_product_attention(Q, K, V, attn_mask=causal_mask(6)))
+    assert not weights.isnan().any()
+
+
+def test_causal_mask_needs_no_batch_dimension():
+    torch.manual_seed(0)
+    scores = torch.randn(3, 2, 5, 5)
+    fill = float("-inf")
+    a = scores.masked_fill(causal_mask(5) == 0, fill)
+    b = scores.masked_fill(causal_mask(5)[0, 0] == 0, fill)
+    c = scores.masked_fill(causal_mask(5).expand(3, 1, 5, 5) == 0, fill)
+    torch.testing.assert_close(a, b)
+    torch.testing.assert_close(a, c)
+
+
+def test_blocking_the_diagonal_too_gives_a_nan_first_row():
+    torch.manual_seed(0)
+    Q, K, V = (torch.randn(4, 3) for _ in range(3))
+    diag_too = ~torch.triu(torch.ones(4, 4, dtype=torch.bool), diagonal=0)
+    _, weights = attnbook.scaled_dot_product_attention(Q, K, V, mask=diag_too)
+    assert weights[0].isnan().all() and not weights[1:].isnan().any()
+
+
+def test_combined_mask_is_per_sentence_and_has_no_empty_row():
+    combined = padding_mask([2, 4], 4) & causal_mask(4)
+    assert combined.shape == (2, 1, 4, 4)
+    assert not torch.equal(combined[0], combined[1])
+    assert combined.any(dim=-1).all()
+    assert int(combined[0].sum()) == 1 + 2 + 2 + 2
+
+
+def test_kv_cache_mask_is_the_last_rows_of_the_causal_mask():
+    torch.manual_seed(0)
+    Q, K, V = torch.randn(6, 4), torch.randn(6, 4), torch.randn(6, 4)
+    full, _ = attnbook.scaled_dot_product_attention(Q, K, V, causal_mask(6)[0, 0])
+    last2, _ = attnbook.scaled_dot_product_attention(Q[-2:], K, V, causal_mask(6)[0, 0, -2:])
+    torch.testing.assert_close(last2, full[-2:])
+    top_left = F.scaled_dot_product_attention(Q[-2:], K, V, is_causal=True)
+    assert not torch.allclose(top_left, full[-2:])  # is_causal aligns top-left
+
+
+@pytest.mark.parametrize("bad", [0, -3, 2.0, True, "4"])
+def test_causal_mask_errors(bad):
+    with pytest.raises(ValueError, match="seq_len"):
+        causal_mask(bad)
+
+
+# -- sinusoidal_positional_encoding ---------------------------------------------------------------
+
+def test_sinusoidal_formula_and_constant_norm():
+    pe = sinusoidal_positional_encoding(20, 8)
+    assert pe.dtype == torch.float32 and pe.shape == (20, 8)
+    for pos in (0, 3, 19):
+        for i in range(4):
+            angle = pos / 10000 ** (2 * i / 8)
+            assert math.isclose(pe[pos, 2 * i].item(), math.sin(angle), abs_tol=1e-6)
+            assert math.isclose(pe[pos, 2 * i + 1].item(), math.cos(angle), abs_tol=1e-6)
+    torch.testing.assert_close(pe.norm(dim=-1), torch.full((20,), 2.0))  # sqrt(d_model / 2)
+
+
+def test_sinusoidal_odd_d_model():
+    pe = sinusoidal_positional_encoding(4, 5)
+    assert pe.shape == (4, 5)
+    assert math.isclose(pe[2, 4].item(), math.sin(2 / 10000 ** (4 / 5)), rel_tol=1e-5)
+
+
+def test_shift_by_k_is_a_fixed_rotation_and_dot_depends_on_distance():
+    d_model, seq_len, k = 16, 40, 3
+    pe = sinusoidal_positional_encoding(seq_len, d_model)
+    M = torch.zeros(d_model, d_model)
+    for i in range(d_model // 2):
+        a = k / 10000 ** (2 * i / d_model)
+        M[2 * i:2 * i + 2, 2 * i:2 * i + 2] = torch.tensor([[math.cos(a), math.sin(a)], [-math.sin(a), math.cos(a)]])
+    torch.testing.assert_close(pe[k:], pe[:-k] @ M.T, atol=1e-4, rtol=0)
+    G = pe @ pe.T
+    torch.testing.assert_close(G, G.T)
+    for offset in range(seq_len):
+        diag = G.diagonal(offset)
+        assert (diag.max() - diag.min()).item() < 1e-3
+
+
+@pytest.mark.parametrize("seq_len, d_model, name", [(0, 4, "seq_len"), (4, 0, "d_model"), (2.5, 4, "seq_len")])
+def test_sinusoidal_errors(seq_len, d_model, name):
+    with pytest.raises(ValueError, match=name):
+        sinusoidal_positional_encoding(seq_len, d_model)
+
+
+# -- positions_exp ----------------------------------------------------------------------------------
+
+def test_tiny_model_shapes_and_past_end_options():
+    torch.manual_seed(0)
+    tokens = random_tokens(3, 8, vocab=16, seed=0)
+    assert tokens.shape == (3, 8) and tokens.max() < 16
+    for kind in ("sinusoidal", "learned"):
+        model = TinyPositionModel(kind, vocab=16, d_model=8, max_len=8)
+        assert model(tokens).shape == (3, 8, 16)
+    learned = TinyPositionModel("learned", vocab=16, d_model=8, max_len=8)
+    long_tokens = random_tokens(2, 16, vocab=16, seed=1)
+    with pytest.raises(IndexError):
+        learned(long_tokens)  # the table has no row past max_len
+    clamped = learned.positions(16, "clamp")
+    torch.testing.assert_close(clamped[8:], learned.pos.weight[-1].expand(8, 8))
+    untrained = learned.positions(16, "untrained")
+    torch.testing.assert_close(untrained[:8], learned.pos.weight)
+    torch.testing.assert_close(untrained, learned.positions(16, "untrained"))  # seeded
+    assert learned(long_tokens, past_end="clamp").shape == (2, 16, 16)
+    sinus = TinyPositionModel("sinusoidal", vocab=16, d_model=8, max_len=8)
+    assert sinus(long_tokens).shape == (2, 16, 16)
+
+
+def test_tiny_model_rejects_bad_arguments():
+    with pytest.raises(attnbook.AttnBookError, match="kind"):
+        TinyPositionModel("rope")
+    model = TinyPositionModel("learned", max_len=4)
+    with pytest.raises(attnbook.AttnBookError, match="past_end"):
+        model.positions(8, "wrap")
+    with pytest.raises(attnbook.AttnBookError, match="tokens"):
+        model(torch.zeros(4, dtype=torch.long))
+
+
+def test_training_is_seeded_and_single_threaded():
+    threads = torch.get_num_threads()
+    _, loss_a = train_model("sinusoidal", seed=3, train_len=6, steps=5, d_model=8)
+    _, loss_b = train_model("sinusoidal", seed=3, train_len=6, steps=5, d_model=8)
+    assert loss_a == loss_b
+    assert torch.get_num_threads() == threads  # restored
+    model, _ = train_model("learned", seed=0, train_len=6, steps=5, d_model=8)
+    acc = accuracy_by_position(model, 12, past_end="clamp", n=16)
+    assert acc.shape == (11,) and ((acc >= 0) & (acc <= 1)).all()
+    with pytest.raises(attnbook.AttnBookError, match="train_len"):
+        train_model("learned", seed=0, train_len=1, steps=1)
+
+
+def test_experiment_table_summary_and_figures():
+    attnbook.setup()
+    results = extrapolation_experiment(seeds=(0,), train_len=4, steps=3)
+    assert set(results.columns) == {"方案", "种子", "位置", "准确率", "测试长度"}
+    assert len(results) == 3 * ((4 - 1) + (8 - 1))
+    summary = summarize(results, train_len=4)
+    assert list(summary.columns) == ["长度 L", "长度 2L，位置 < L", "长度 2L，位置 ≥ L"]
+    assert len(summary) == 3
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # includes matplotlib's missing-glyph warning
+        ax = plot_extrapolation(results, train_len=4)
+        ax.figure.canvas.draw()
+        fig = pe_wave_figure(3, seq_len=16, d_model=16)
+        fig.canvas.draw()
+        ax2 = pe_heatmap(sinusoidal_positional_encoding(8, 8), title="位置编码")
+        ax2.figure.canvas.draw()
+    plt.close("all")
+    with pytest.raises(attnbook.AttnBookError, match="i"):
+        pe_wave_figure(40, d_model=64)
+    with pytest.raises(attnbook.AttnBookError, match="pe"):
+        pe_heatmap(torch.zeros(2, 2, 2))
+
+
+# -- exercises -----------------------------------------------------------------------------------------
+
+def test_chapter_09_exercises_recognise_mistakes(capsys):
+    assert attnbook.check("09-1", 11)
+    assert not attnbook.check("09-1", 21)
+    assert "填充掩码" in capsys.readouterr().out
+    assert not attnbook.check("09-1", 9)
+    assert "对角线" in capsys.readouterr().out
+    assert attnbook.check("09-2", [2, 2, 5, 5])
+    assert not attnbook.check("09-2", [2, 5, 5])
+    assert "广播" in capsys.readouterr().out
+    assert attnbook.check("09-3", [5, 6])
+    assert not attnbook.check("09-3", [1, 2])
+    assert "is_causal" in capsys.readouterr().out
+
+
+def test_chapter_10_exercises_recognise_mistakes(capsys):
+    assert attnbook.check("10-1", math.sin(0.3))
+    assert not attnbook.check("10-1", math.cos(0.3))
+    assert "sin" in capsys.readouterr().out
+    c, s = math.cos(1), math.sin(1)
+    assert attnbook.check("10-2", [[c, s], [-s, c]])
+    assert not attnbook.check("10-2", [[c, -s], [s, c]])
+    assert "顺序" in capsys.readouterr().out
+    assert not attnbook.check("10-3", 2)
+    assert "平方" in capsys.readouterr().out
+    assert not attnbook.check("10-3", 4)
+    assert "略小" in capsys.readouterr().out

@@ -1,0 +1,294 @@
+"""attnbook.charlm: the Tang-poem corpus, the masks, the tiny model and the leak diagnostic (chapter 12)."""
+from __future__ import annotations
+
+import collections
+import importlib.resources
+import re
+
+import pytest
+import torch
+import torch.nn as nn
+from fontTools.ttLib import TTFont
+
+import attnbook
+from attnbook import charlm
+from attnbook._errors import AttnBookError
+
+
+# ---------------------------------------------------------------------------------------------
+# corpus
+# ---------------------------------------------------------------------------------------------
+def test_corpus_is_shipped_and_large_enough():
+    poems = charlm.load_tang_poems()
+    text = charlm.corpus_text(poems)
+    assert len(poems) >= 150
+    assert sum(len(p.text) for p in poems) >= 8000
+    assert text.count(charlm.POEM_SEPARATOR) == len(poems)
+    readme = importlib.resources.files("attnbook.data").joinpath("README.md").read_text(encoding="utf-8")
+    assert "tang_poems.txt" in readme and "public domain" in readme and "唐诗三百首" in readme
+
+
+def test_every_poem_has_a_regular_form_and_no_duplicates():
+    poems = charlm.load_tang_poems()
+    for p in poems:
+        assert p.author and p.title, p
+        assert re.fullmatch(r"[\u4e00-\u9fff，。？！]+", p.text), p
+        lines = [s for s in re.split("[，。？！]", p.text) if s]
+        assert len(lines) in (4, 8), p
+        assert {len(s) for s in lines} in ({5}, {7}), p
+        assert p.text[-1] in "。？！", p
+    texts = collections.Counter(p.text for p in poems)
+    assert max(texts.values()) == 1
+    first_lines = collections.Counter(p.text.split("，")[0] for p in poems)
+    assert max(first_lines.values()) == 1
+
+
+def test_font_covers_every_character_of_the_corpus():
+    cmap = TTFont(attnbook.font_path()).getBestCmap()
+    missing = sorted({ch for ch in charlm.corpus_text() if ch != "\n" and ord(ch) not in cmap})
+    assert not missing, f"字体子集缺少：{''.join(missing)}（运行 tools/make_font_subset.py）"
+
+
+def test_vocab_round_trip_and_chinese_error():
+    vocab = charlm.CharVocab("床前明月光，\n")
+    ids = vocab.encode("明月光")
+    assert ids.dtype == torch.long and ids.shape == (3,)
+    assert vocab.decode(ids) == "明月光"
+    assert len(vocab) == 7
+    with pytest.raises(AttnBookError, match="text.*不在语料中：猫"):
+        vocab.encode("猫")
+    with pytest.raises(AttnBookError, match="text"):
+        charlm.CharVocab("")
+
+
+# ---------------------------------------------------------------------------------------------
+# masks
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("seq_len", [1, 2, 5, 8])
+def test_masks(seq_len):
+    right = charlm.make_mask(seq_len, "correct")
+    assert torch.equal(right, attnbook.causal_mask(seq_len))
+    offset = charlm.make_mask(seq_len, "offset")
+    transposed = charlm.make_mask(seq_len, "transposed")
+    flipped = charlm.make_mask(seq_len, "flipped")
+    for m in (offset, transposed, flipped):
+        assert m.shape == (1, 1, seq_len, seq_len) and m.dtype == torch.bool
+    assert int((offset & ~right).sum()) == seq_len - 1  # one extra diagonal
+    assert int(transposed.sum()) == int(right.sum())  # same count, wrong direction
+    assert not flipped[0, 0, -1].any()  # last row: nothing to attend to
+    assert charlm.make_mask(seq_len, "none") is None
+
+
+def test_mask_bad_arguments():
+    with pytest.raises(AttnBookError, match="kind"):
+        charlm.make_mask(4, "upper")
+    with pytest.raises(AttnBookError, match="seq_len"):
+        charlm.make_mask(0)
+
+
+# ---------------------------------------------------------------------------------------------
+# model
+# ---------------------------------------------------------------------------------------------
+def tiny(kind: str, num_layers: int = 2, seed: int = 0) -> charlm.CharTransformer:
+    torch.manual_seed(seed)
+    return charlm.CharTransformer(vocab_size=13, d_model=16, num_heads=2, num_layers=num_layers, max_len=12,
+                                  mask_kind=kind).eval()
+
+
+def test_model_shapes_and_errors():
+    model = tiny("correct")
+    idx = torch.randint(0, 13, (3, 10))
+    logits, attns = model(idx, return_attn=True)
+    assert logits.shape == (3, 10, 13)
+    assert len(attns) == 2 and attns[0].shape == (3, 2, 10, 10)
+    assert torch.allclose(attns[0].sum(-1), torch.ones(3, 2, 10))
+    assert (attns[0].triu(diagonal=1) == 0).all()
+    with pytest.raises(AttnBookError, match="idx"):
+        model(torch.zeros(3, 13, dtype=torch.long))  # longer than max_len
+    with pytest.raises(AttnBookError, match="idx"):
+        model(torch.zeros(3, 5))  # float ids
+    with pytest.raises(AttnBookError, match="mask_kind"):
+        charlm.CharTransformer(13, mask_kind="triu")
+    with pytest.raises(AttnBookError, match="num_heads"):
+        charlm.CharTransformer(13, num_heads=0)
+
+
+def test_flipped_mask_gives_nan_that_spreads():
+    model = tiny("flipped")
+    logits, attns = model(torch.randint(0, 13, (1, 6)), return_attn=True)
+    assert attns[0][0].isnan().any(dim=-1).any(dim=0).tolist() == [False] * 5 + [True]
+    assert logits.isnan().all()
+
+
+# ---------------------------------------------------------------------------------------------
+# the diagnostic
+# ---------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("kind, leaks", [("correct", False), ("offset", True), ("transposed", True),
+                                         ("flipped", True), ("none", True)])
+def test_leaks_future_on_untrained_models(kind, leaks):
+    assert charlm.leaks_future(tiny(kind), seq_len=8) is leaks
+
+
+def test_future_influence_structure():
+    seq_len = 8
+    right = charlm.future_influence(tiny("correct"), seq_len)
+    assert right.shape == (seq_len, seq_len)
+    assert (right.triu(diagonal=1) == 0).all()  # exactly zero, not just small
+    assert (right.diagonal() > 0).all()  # a token does change its own position's output
+    for layers in (1, 2, 3):
+        influence = charlm.future_influence(tiny("offset", num_layers=layers), seq_len)
+        i, j = torch.nonzero(influence > 1e-6, as_tuple=True)
+        assert int((j - i).max()) == layers  # the leak grows by one position per layer
+
+
+def test_future_influence_with_given_tokens_and_errors():
+    model = tiny("offset")
+    tokens = torch.tensor([1, 2, 3, 4, 5])
+    influence = charlm.future_influence(model, 5, tokens=tokens)
+    assert influence.shape == (5, 5) and influence[0, 1] > 0
+    with pytest.raises(AttnBookError, match="tokens"):
+        charlm.future_influence(model, 5, tokens=torch.tensor([1, 2, 3]))
+    with pytest.raises(AttnBookError, match="seq_len"):
+        charlm.future_influence(model, 1)
+
+
+class _PositionWise(nn.Module):
+    """No attention at all: every position on its own. Cannot leak."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed = nn.Embedding(9, 4)
+        self.out = nn.Linear(4, 9)
+
+    def forward(self, idx):
+        return self.out(self.embed(idx))
+
+
+class _ReverseCumsum(_PositionWise):
+    """Each position sums the embeddings of itself and everything AFTER it: leaks."""
+
+    def forward(self, idx):
+        e = self.embed(idx)
+        return self.out(e.flip(1).cumsum(1).flip(1))
+
+
+class _TorchEncoder(nn.Module):
+    """PyTorch's own encoder layer with a boolean attn mask (True = BLOCKED in nn.MultiheadAttention)."""
+
+    def __init__(self, mask_from_attnbook: bool) -> None:
+        super().__init__()
+        torch.manual_seed(0)
+        self.embed = nn.Embedding(9, 8)
+        self.layer = nn.TransformerEncoderLayer(8, 2, dim_feedforward=16, dropout=0.0, batch_first=True)
+        self.out = nn.Linear(8, 9)
+        self.mask_from_attnbook = mask_from_attnbook
+
+    def forward(self, idx):
+        seq_len = idx.size(1)
+        keep = attnbook.causal_mask(seq_len)[0, 0]  # attnbook: True = keep
+        # right: PyTorch wants True = blocked, so pass ~keep; wrong: pass attnbook's mask as is
+        mask = keep if self.mask_from_attnbook else ~keep
+        return self.out(self.layer(self.embed(idx), src_mask=mask))
+
+
+def test_leaks_future_works_on_any_model():
+    assert charlm.leaks_future(_PositionWise(), 6) is False
+    assert charlm.leaks_future(_ReverseCumsum(), 6) is True
+    assert charlm.leaks_future(_TorchEncoder(mask_from_attnbook=False), 6) is False
+    # the polarity mix-up of 勘误 4: attnbook's keep-mask handed to PyTorch, which reads True as "block"
+    assert charlm.leaks_future(_TorchEncoder(mask_from_attnbook=True), 6) is True
+
+
+def test_leaks_future_rejects_a_non_model():
+    with pytest.raises(AttnBookError, match="model"):
+        charlm.leaks_future(lambda idx: idx.float(), 4, vocab_size=5)
+    with pytest.raises(AttnBookError, match="model"):
+        charlm.leaks_future(nn.Identity(), 4)
+
+
+# ---------------------------------------------------------------------------------------------
+# training, losses, generation
+# ---------------------------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def corpus():
+    text = charlm.corpus_text(charlm.load_tang_poems()[:20])
+    vocab = charlm.CharVocab(text)
+    return vocab, vocab.encode(text)
+
+
+def test_training_is_deterministic_and_learns(corpus):
+    vocab, data = corpus
+    kwargs = dict(steps=12, seq_len=16, batch=4, d_model=16, num_heads=2, num_layers=1)
+    a = charlm.train_charlm(data, len(vocab), seed=3, **kwargs)
+    b = charlm.train_charlm(data, len(vocab), seed=3, **kwargs)
+    c = charlm.train_charlm(data, len(vocab), seed=4, **kwargs)
+    assert a.losses == b.losses  # bit for bit
+    assert a.losses != c.losses
+    assert a.losses[-1] < a.losses[0]
+    assert not a.model.training
+    assert a.final_loss == pytest.approx(a.losses[-1])  # 10% of 12 steps -> the last one
+    assert torch.get_num_threads() >= 1
+
+
+def test_teacher_forced_equals_prefix_only_exactly_when_the_mask_is_right(corpus):
+    vocab, data = corpus
+    x, y = charlm.eval_windows(data, 10, 3)
+    right = charlm.CharTransformer(len(vocab), d_model=16, num_heads=2, max_len=10).eval()
+    assert charlm.teacher_forced_loss(right, x, y) == pytest.approx(charlm.prefix_only_loss(right, x, y), abs=1e-5)
+    torch.manual_seed(0)
+    leaky = charlm.CharTransformer(len(vocab), d_model=16, num_heads=2, max_len=10, mask_kind="offset").eval()
+    assert abs(charlm.teacher_forced_loss(leaky, x, y) - charlm.prefix_only_loss(leaky, x, y)) > 1e-4
+    per_pos = charlm.per_position_loss(right, x, y)
+    assert per_pos.shape == (10,)
+    assert per_pos.mean().item() == pytest.approx(charlm.teacher_forced_loss(right, x, y), abs=1e-5)
+
+
+def test_generate(corpus):
+    vocab, _ = corpus
+    torch.manual_seed(0)
+    model = charlm.CharTransformer(len(vocab), d_model=16, num_heads=2, max_len=8).eval()
+    out = charlm.generate(model, vocab, "床前明月光，", 20, stop_at_separator=False)
+    assert isinstance(out, str) and len(out) == 20  # longer than max_len: the context window slides
+    assert out == charlm.generate(model, vocab, "床前明月光，", 20, stop_at_separator=False)
+    sampled = charlm.generate(model, vocab, "床前", 10, temperature=1.0, seed=1, stop_at_separator=False)
+    assert sampled == charlm.generate(model, vocab, "床前", 10, temperature=1.0, seed=1, stop_at_separator=False)
+    with pytest.raises(AttnBookError, match="prompt"):
+        charlm.generate(model, vocab, "", 5)
+    with pytest.raises(AttnBookError, match="text"):
+        charlm.generate(model, vocab, "猫", 5)
+
+
+def test_repeat_rate():
+    assert charlm.repeat_rate("") == 0.0
+    assert charlm.repeat_rate("山山山") == 1.0
+    assert charlm.repeat_rate("萋萋满别情") == 0.25
+
+
+def test_windows_and_errors():
+    data = torch.arange(50)
+    x, y = charlm.random_windows(data, 8, 4, torch.Generator().manual_seed(0))
+    assert x.shape == y.shape == (4, 8)
+    assert torch.equal(y, x + 1)
+    with pytest.raises(AttnBookError, match="data"):
+        charlm.random_windows(torch.arange(5), 8, 2, torch.Generator())
+    with pytest.raises(AttnBookError, match="steps"):
+        charlm.train_charlm(data, 50, steps=0)
+
+
+def test_figures_are_pure():
+    import matplotlib.pyplot as plt
+
+    attnbook.setup()
+    vocab = charlm.CharVocab("床前明月光，疑是地上霜。\n")
+    model = charlm.CharTransformer(len(vocab), d_model=16, num_heads=2, max_len=12).eval()
+    fig = charlm.attention_figure(model, vocab, "床前明月光，", layer=1, title="t")
+    assert len(fig.axes) == 2
+    plt.close(fig)
+    with pytest.raises(AttnBookError, match="layer"):
+        charlm.attention_figure(model, vocab, "床前", layer=2)
+    ax = charlm.plot_influence(charlm.future_influence(model, 6), labels="床前明月光，", title="t")
+    plt.close(ax.figure)
+    result = charlm.CharLMRun(model=model, losses=[3.0, 2.0, 1.0] * 10, mask_kind="offset")
+    ax = charlm.plot_loss_curves([result])
+    assert ax.get_legend() is not None
+    plt.close(ax.figure)
