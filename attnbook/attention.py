@@ -14,8 +14,8 @@ import torch.nn as nn
 def check_mask(mask: torch.Tensor, scores_shape: torch.Size) -> None:
     """mask 必须能广播到分数的形状 scores_shape，且不能把它撑大；否则抛出中文错误。
 
-    不检查的话，masked_fill 会悄悄把分数“撑大”：[batch, 1, 1, seq_len] 的 mask 配上
-    单头的分数 [batch, seq_len, seq_len]，得到的是 [batch, batch, seq_len, seq_len]。
+    原文的 scores = scores.masked_fill(...) 会按广播规则悄悄把分数“撑大”：[batch, 1, 1, seq_len]
+    的 mask 配上单头的分数 [batch, seq_len, seq_len]，得到 [batch, batch, seq_len, seq_len]。
     """
     try:
         shape = torch.broadcast_shapes(mask.shape, scores_shape)
@@ -44,10 +44,11 @@ def scaled_dot_product_attention(
             f"Q、K 的最后一维（d_k）必须相同，K、V 的倒数第二维（seq_len_k）必须相同；"
             f"收到 Q: {tuple(Q.shape)}，K: {tuple(K.shape)}，V: {tuple(V.shape)}")
     d_k = Q.size(-1)
-    scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)  # [..., seq_len_q, seq_len_k]
+    scores = Q @ K.transpose(-2, -1)  # [..., seq_len_q, seq_len_k]
+    scores /= math.sqrt(d_k)  # 原地缩放：不再分配一个 seq_len_q × seq_len_k 的新张量
     if mask is not None:
         check_mask(mask, scores.shape)
-        scores = scores.masked_fill(mask == 0, float("-inf"))  # 0 = 屏蔽
+        scores.masked_fill_(mask == 0, float("-inf"))  # 0 = 屏蔽（同样原地修改）
     attn_weights = torch.softmax(scores, dim=-1)  # [..., seq_len_q, seq_len_k]，每行和为 1
     out = attn_weights @ V  # [..., seq_len_q, d_v]
     return out, attn_weights

@@ -189,21 +189,20 @@ def mha_ratio(repeats: int = 15) -> tuple[float, float]:
         out = F.scaled_dot_product_attention(Q, K, V)
         return ours.out_proj(out.transpose(1, 2).reshape(batch, n, d_model))
 
-    def median_time(fn):
-        fn()
-        times = []
-        for _ in range(repeats):
-            start = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - start)
-        return statistics.median(times)
-
+    fns = {"ours": lambda: ours(x), "ref": lambda: ref(x, x, x), "sdpa": lambda: sdpa(x)}
+    times = {name: [] for name in fns}
     with torch.no_grad():
         torch.testing.assert_close(ours(x)[0], ref(x, x, x)[0], atol=1e-4, rtol=1e-4)
-        t_ours = median_time(lambda: ours(x))
-        t_ref = median_time(lambda: ref(x, x, x))
-        t_sdpa = median_time(lambda: sdpa(x))
-    return t_ours / t_ref, t_ours / t_sdpa
+        for fn in fns.values():
+            fn()  # warm-up
+        # interleaved, so that allocator state and machine load fall on all three alike
+        for _ in range(repeats):
+            for name, fn in fns.items():
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
+    med = {name: statistics.median(t) for name, t in times.items()}
+    return med["ours"] / med["ref"], med["ours"] / med["sdpa"]
 
 
 def nbval_three_times() -> list[bool]:
