@@ -22,6 +22,7 @@ from .attention import scaled_dot_product_attention
 from .masks import causal_mask
 from .multihead import MultiHeadSelfAttention
 from .positional import sinusoidal_positional_encoding
+from ._threads import one_thread
 
 #: Token i is shown as the i-th capital letter.
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -170,9 +171,7 @@ def train_induction(
         raise fail("steps", steps, "非负整数")
     if not lr > 0:
         raise fail("lr", lr, "正数")
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         torch.manual_seed(seed)
         model = AttnOnlyTransformer(vocab_size, d_model, num_heads, num_layers, max_len=seq_len)
         g = torch.Generator().manual_seed(1000 + seed)
@@ -186,8 +185,6 @@ def train_induction(
             loss.backward()
             opt.step()
             losses.append(loss.item())
-    finally:
-        torch.set_num_threads(threads)
     model.eval()
     config = dict(seed=seed, steps=steps, lr=lr, batch=batch, d_model=d_model, num_heads=num_heads,
                   num_layers=num_layers, seq_len=seq_len, vocab_size=vocab_size)
@@ -202,12 +199,8 @@ def eval_batch(batch: int = 256, seed: int = 12345, **kwargs: Any) -> InductionB
 @torch.no_grad()
 def run(model: AttnOnlyTransformer, data: InductionBatch, head_mask: torch.Tensor | None = None):
     """(logits, attn_weights list) on ``data`` without gradients, on one thread."""
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
+    with one_thread():
         return model(data.tokens, head_mask=head_mask)
-    finally:
-        torch.set_num_threads(threads)
 
 
 def accuracy(model: AttnOnlyTransformer, data: InductionBatch, head_mask: torch.Tensor | None = None) -> float:

@@ -13,9 +13,8 @@ machine's thread count.
 """
 from __future__ import annotations
 
-import contextlib
 import math
-from typing import Iterator, Sequence
+from typing import Sequence
 
 import numpy as np
 import torch
@@ -25,6 +24,7 @@ import torch.nn.functional as F
 from ._errors import fail
 from .attention import SelfAttention
 from .positional import sinusoidal_positional_encoding
+from ._threads import one_thread
 
 KINDS = ("sinusoidal", "learned")
 PAST_END = ("error", "clamp", "untrained")
@@ -36,15 +36,6 @@ VARIANT_NAMES = {
 }
 
 
-@contextlib.contextmanager
-def _one_thread() -> Iterator[None]:
-    """Run torch on one thread (deterministic across machines, polite on a shared CPU)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 class TinyPositionModel(nn.Module):
@@ -110,7 +101,7 @@ def train_model(kind: str, seed: int, *, train_len: int = 16, steps: int = 200, 
     """Train a TinyPositionModel on length-``train_len`` sequences; return (model, last loss)."""
     if not isinstance(train_len, int) or train_len < 2:
         raise fail("train_len", train_len, "不小于 2 的整数")
-    with _one_thread():
+    with one_thread():
         torch.manual_seed(seed)
         model = TinyPositionModel(kind, vocab=vocab, d_model=d_model, max_len=train_len)
         optimizer = torch.optim.Adam(model.parameters(), lr=lr)
@@ -128,7 +119,7 @@ def train_model(kind: str, seed: int, *, train_len: int = 16, steps: int = 200, 
 def accuracy_by_position(model: TinyPositionModel, seq_len: int, *, past_end: str = "error",
                          n: int = 256, seed: int = 1000) -> np.ndarray:
     """Accuracy of "output token t-1" at every position t = 1 .. seq_len-1: float array [seq_len - 1]."""
-    with _one_thread():
+    with one_thread():
         tokens = random_tokens(n, seq_len, model.vocab, seed)
         pred = model(tokens, past_end=past_end).argmax(-1)  # [n, seq_len]
         return (pred[:, 1:] == tokens[:, :-1]).float().mean(0).numpy()

@@ -18,7 +18,6 @@ two runs with the same seed and different settings see exactly the same data (a 
 """
 from __future__ import annotations
 
-import contextlib
 import copy
 import math
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ import torch.nn.functional as F
 
 from ._errors import fail
 from .transformer import TinyTransformer
+from ._threads import one_thread
 
 __all__ = ["CopyTask", "RunResult", "clipping_figure", "depth_summary_figure", "layer_report", "lr_at",
            "norm_warmup_figure", "plot_band", "scaling_figure", "summarize", "train_one", "train_runs"]
@@ -92,15 +92,6 @@ class CopyTask:
         return ce.view(*lead, -1).mean(dim=-1)
 
 
-@contextlib.contextmanager
-def _one_thread():
-    """Tiny models run faster on one thread, and one thread gives bitwise-repeatable sums."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def lr_at(step: int, lr: float, warmup: int) -> float:
@@ -190,7 +181,7 @@ def train_runs(model_kwargs: dict, runs: Sequence[dict[str, Any]], steps: int = 
     floating-point rounding. Internally the parameters of all runs are stacked ([runs, ...]) and the
     model is evaluated with ``torch.func.vmap``; Adam and clipping are applied per run.
     """
-    with _one_thread():
+    with one_thread():
         return _train_runs(model_kwargs, runs, steps, batch, task, betas, eps)
 
 

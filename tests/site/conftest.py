@@ -49,6 +49,28 @@ def browser():
         browser.close()
 
 
+@pytest.fixture()
+def page(browser, server):
+    """A Chromium page that records console errors and blocks (and records) off-site requests."""
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = context.new_page()
+    page.attnbook_offsite = []
+    page.attnbook_errors = []
+
+    def route(r):
+        if r.request.url.startswith(server) or r.request.url.startswith("data:"):
+            r.continue_()
+        else:
+            page.attnbook_offsite.append(r.request.url)
+            r.abort()
+
+    page.route("**/*", route)
+    page.on("console", lambda m: m.type == "error" and page.attnbook_errors.append(m.text))
+    page.on("pageerror", lambda e: page.attnbook_errors.append(str(e)))
+    yield page
+    context.close()
+
+
 @pytest.fixture(scope="session")
 def pages(site) -> list[str]:
     """Every content page of the site, relative to _build/html."""

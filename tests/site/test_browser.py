@@ -1,29 +1,6 @@
 """The built site in headless Chromium with every off-site request blocked."""
 from __future__ import annotations
 
-import pytest
-
-
-@pytest.fixture()
-def page(browser, server):
-    context = browser.new_context()
-    page = context.new_page()
-    page.attnbook_offsite = []
-    page.attnbook_errors = []
-
-    def route(r):
-        if r.request.url.startswith(server) or r.request.url.startswith("data:"):
-            r.continue_()
-        else:
-            page.attnbook_offsite.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    page.on("console", lambda m: m.type == "error" and page.attnbook_errors.append(m.text))
-    page.on("pageerror", lambda e: page.attnbook_errors.append(str(e)))
-    yield page
-    context.close()
-
 
 def visit(page, server, rel):
     page.goto(f"{server}/{rel}", wait_until="load")

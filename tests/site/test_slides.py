@@ -58,30 +58,9 @@ def test_every_chapter_page_links_its_deck(site, slides):
         assert (page.parent / link.group(1)).resolve().exists(), f"{page.name} → {link.group(1)}"
 
 
-@pytest.fixture()
-def deck_page(browser, server):
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
-    page = context.new_page()
-    page.attnbook_offsite, page.attnbook_errors = [], []
-
-    def route(r):
-        if r.request.url.startswith(server) or r.request.url.startswith("data:"):
-            r.continue_()
-        else:
-            page.attnbook_offsite.append(r.request.url)
-            r.abort()
-
-    page.route("**/*", route)
-    page.on("console", lambda m: m.type == "error" and page.attnbook_errors.append(m.text))
-    page.on("pageerror", lambda e: page.attnbook_errors.append(str(e)))
-    yield page
-    context.close()
-
-
-def test_step_through_a_deck(deck_page, server, slides):
+def test_step_through_a_deck(page, server, slides):
     deck = slides / "04_cat_eats_fish.slides.html"
     deck = deck if deck.exists() else decks(slides.parent)[0]
-    page = deck_page
     page.goto(f"{server}/slides/{deck.name}", wait_until="load")
     page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=15_000)
     assert page.evaluate("Reveal.getTotalSlides()") >= 5
