@@ -182,3 +182,13 @@ def test_saved_cells_equal_the_package(path):
     for name, source in saved_definitions(path).items():
         assert hasattr(attnbook, name) or name in module_sources, f"{name} 不在 attnbook 中"
         assert module_sources.get(name) == source, f"{path.name} 中 {name} 的代码与 attnbook 不一致"
+
+
+def test_chapters_link_glossary_terms():
+    """Each chapter links the first use of every glossary term it uses (tools/link_glossary.py)."""
+    import subprocess
+    import sys
+
+    result = subprocess.run([sys.executable, str(ROOT / "tools" / "link_glossary.py"), "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

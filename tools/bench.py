@@ -102,8 +102,11 @@ def offsite_requests() -> int:
     from playwright.sync_api import sync_playwright
 
     site = ROOT / "_build" / "html"
-    handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
-    handler.log_message = lambda *a: None
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(site))
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=httpd.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{httpd.server_address[1]}"
@@ -253,8 +256,15 @@ def main() -> int:
     row("requests to other hosts, all pages", str(n), "0", n == 0)
     t = slider_redraw()
     row("live slider redraw, median of 20", f"{t * 1000:.0f} ms", "≤ 200 ms", t <= 0.2)
-    r_mha, r_sdpa = mha_ratio()
-    row("MultiHeadSelfAttention ÷ nn.MultiheadAttention forward", f"{r_mha:.2f}", "≤ 1.25", r_mha <= 1.25)
+    # each in a fresh process: the heap left by the steps above shifts the ratio by up to 0.2
+    ratios = [json.loads(subprocess.run(
+        [sys.executable, "-c", "import json, sys; sys.path.insert(0, 'tools'); import bench; "
+                               "print(json.dumps(bench.mha_ratio()))"],
+        cwd=ROOT, capture_output=True, text=True, check=True).stdout) for _ in range(3)]
+    r_mha = statistics.median(r[0] for r in ratios)
+    r_sdpa = statistics.median(r[1] for r in ratios)
+    spread = f"(3 processes: {', '.join(f'{r[0]:.2f}' for r in ratios)})"
+    row("MultiHeadSelfAttention ÷ nn.MultiheadAttention forward", f"{r_mha:.2f} {spread}", "≤ 1.25", r_mha <= 1.25)
     row("MultiHeadSelfAttention ÷ SDPA with the same projections", f"{r_sdpa:.2f}", "reported", None)
     if not args.quick:
         runs = nbval_three_times()
