@@ -49,7 +49,7 @@ def machine() -> str:
 
     return (f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB RAM, {platform.system()} {platform.release()}; "
             f"Python {platform.python_version()}, torch {torch.__version__} "
-            f"({torch.get_num_threads()} threads)")
+            "(notebooks run torch on 1 thread via attnbook.setup(); the MHA ratio uses all cores)")
 
 
 def kernel_floor(repeats: int = 3) -> float:
