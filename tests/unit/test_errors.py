@@ -43,12 +43,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("name, call, arg", CASES, ids=[c[0] for c in CASES])
-def test_reader_mistakes_get_chinese_errors(name, call, arg):
-    with pytest.raises(AttnBookError) as info:
-        call()
-    message = str(info.value)
-    assert f"`{arg}`" in message, message
-    assert "收到" in message and "应为" in message, message
+def test_reader_mistakes_get_chinese_errors(name, call, arg, assert_reader_error):
+    assert_reader_error(call, arg)
 
 
 def test_figure_function_returning_nothing():

@@ -9,7 +9,6 @@ import pytest
 import torch
 
 import attnbook
-from attnbook import AttnBookError
 from attnbook.intuition import (D_MODELS, SEGMENTED, SENTENCE, TEMPERATURES, bottleneck_figure, library,
                                 ngram_window, ngram_window_figure, path_length_figure, path_lengths,
                                 random_scores, self_match_rate, self_match_rates, soft_lookup,
@@ -251,12 +250,8 @@ CASES = [
 
 
 @pytest.mark.parametrize("name, call, arg", CASES, ids=[c[0] for c in CASES])
-def test_reader_mistakes_get_chinese_errors(name, call, arg):
-    with pytest.raises(AttnBookError) as info:
-        call()
-    message = str(info.value)
-    assert f"`{arg}`" in message, message
-    assert "收到" in message and "应为" in message, message
+def test_reader_mistakes_get_chinese_errors(name, call, arg, assert_reader_error):
+    assert_reader_error(call, arg)
 
 
 # -- exercises 01–03 ---------------------------------------------------------------------------------

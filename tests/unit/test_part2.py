@@ -10,7 +10,6 @@ import pytest
 import torch
 
 import attnbook
-from attnbook import AttnBookError
 from attnbook import scaling as S
 
 
@@ -221,12 +220,8 @@ BAD = [
 
 
 @pytest.mark.parametrize("name, call, arg", BAD, ids=[b[0] for b in BAD])
-def test_bad_inputs_get_chinese_errors(name, call, arg):
-    with pytest.raises(AttnBookError) as info:
-        call()
-    message = str(info.value)
-    assert f"`{arg}`" in message, message
-    assert "收到" in message and "应为" in message, message
+def test_bad_inputs_get_chinese_errors(name, call, arg, assert_reader_error):
+    assert_reader_error(call, arg)
 
 
 # ---------------------------------------------------------------------------------------------
