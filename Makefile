@@ -62,6 +62,7 @@ lab: install
 	$(BIN)/jupyter lab chapters
 
 execute: install
+	$(BIN)/python tools/save.py
 	$(BIN)/python tools/execute_notebooks.py $(NB)
 
 slides: install

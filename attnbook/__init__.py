@@ -5,14 +5,14 @@ Importing it changes nothing (no seeds, no styles, no fonts); call ``attnbook.se
 from __future__ import annotations
 
 from ._errors import AttnBookError
+# The taught code first: attnbook/book.py is generated from the chapters' #@save cells, and some
+# plumbing modules import from it.
+from .book import (MultiHeadSelfAttention, SelfAttention, causal_mask, padding_mask,
+                   scaled_dot_product_attention, sinusoidal_positional_encoding)
 from ._setup import setup
-from .attention import SelfAttention, scaled_dot_product_attention
 from .exercises import check
 from ._fonts import FONT_FAMILY, font_path, register_font
-from .masks import causal_mask, padding_mask
-from .multihead import MultiHeadSelfAttention
 from .plots import heatmap, heatmap_grid
-from .positional import sinusoidal_positional_encoding
 from .sliders import Slider, slider, static_mode
 from .toy import cat_eats_fish
 

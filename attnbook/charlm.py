@@ -24,9 +24,9 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ._errors import fail
-from .masks import causal_mask
-from .multihead import MultiHeadSelfAttention
-from .positional import sinusoidal_positional_encoding
+from .book import causal_mask
+from .book import MultiHeadSelfAttention
+from .book import sinusoidal_positional_encoding
 
 #: The mask variants of chapter 12. "correct" is attnbook.causal_mask.
 MASK_KINDS: dict[str, str] = {
@@ -524,3 +524,19 @@ def attention_figure(model: CharTransformer, vocab: CharVocab, line: str, *, lay
     if title:
         fig.suptitle(title)
     return fig
+
+
+# Plumbing the chapters may call without showing it (figures, tables, data and task generators,
+# speed-ups the chapter checks against its own code); tests/test_teaching_rule.py reads this list.
+__plumbing__ = (
+    "CharVocab",
+    "KIND_COLORS",
+    "KIND_NAMES",
+    "attention_figure",
+    "corpus_text",
+    "eval_windows",
+    "load_tang_poems",
+    "plot_influence",
+    "plot_loss_curves",
+    "random_windows",
+)

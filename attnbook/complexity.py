@@ -16,65 +16,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ._errors import fail
-from .attention import scaled_dot_product_attention
+from .book import band_mask, sliding_window_attention
+from .book import scaled_dot_product_attention
 
 
 # ---------------------------------------------------------------------------------------------
 # Sliding-window attention
 # ---------------------------------------------------------------------------------------------
-def band_mask(seq_len, window, causal=False):
-    """Keep key j for query i when i - window <= j <= i + window (or j <= i when causal).
-
-    Returns bool [seq_len, seq_len], True = keep. It is the reference for the banded code:
-    full attention with this mask computes the same as sliding_window_attention.
-    """
-    i = torch.arange(seq_len)[:, None]
-    j = torch.arange(seq_len)[None, :]
-    keep = (j >= i - window) & (j <= i + window)
-    if causal:
-        keep = keep & (j <= i)
-    return keep
-
-
-def sliding_window_attention(Q, K, V, window, causal=False, block=64):
-    """Each query i sees only the keys i - window … i + window (… i when causal).
-
-    Q, K: [..., seq_len, d_k]; V: [..., seq_len, d_v]; returns [..., seq_len, d_v].
-    The queries are cut into blocks of `block` rows; block b only meets the keys its rows can
-    see, a slice of block + 2·window keys (block + window when causal). The largest temporary is
-    [..., seq_len / block, block, block + 2·window]: it grows like seq_len, never seq_len².
-    """
-    if Q.shape[-1] != K.shape[-1] or K.shape[-2] != V.shape[-2] or Q.shape[-2] != K.shape[-2]:
-        raise ValueError(f'Q、K、V 的形状应为 [..., seq_len, d_k]、[..., seq_len, d_k]、[..., seq_len, d_v]，'
-                         f'收到 Q: {tuple(Q.shape)}，K: {tuple(K.shape)}，V: {tuple(V.shape)}')
-    if not isinstance(window, int) or window < 0:
-        raise ValueError(f'window 应为非负整数（每边能看几个词），收到 {window!r}')
-    if not isinstance(block, int) or block < 1:
-        raise ValueError(f'block 应为正整数，收到 {block!r}')
-    seq_len, d_k = Q.shape[-2], Q.shape[-1]
-    left, right = window, 0 if causal else window
-    n_blocks = -(-seq_len // block)
-    padded = n_blocks * block
-    span = block + left + right  # 每个块要看的键的个数
-    Qb = F.pad(Q, (0, 0, 0, padded - seq_len))  # [..., padded, d_k]
-    Qb = Qb.unflatten(-2, (n_blocks, block))  # [..., n_blocks, block, d_k]
-    Kp = F.pad(K, (0, 0, left, padded - seq_len + right))  # 两头补零
-    Vp = F.pad(V, (0, 0, left, padded - seq_len + right))
-    Kw = Kp.unfold(-2, span, block)  # [..., n_blocks, d_k, span]
-    Vw = Vp.unfold(-2, span, block).transpose(-2, -1)  # [..., n_blocks, span, d_v]
-    scores = Qb @ Kw / math.sqrt(d_k)  # [..., n_blocks, block, span]
-    u = torch.arange(block)[:, None]  # 查询在块内的位置
-    s = torch.arange(span)[None, :]  # 键在切片内的位置
-    offset = s - left - u  # 键减查询的距离 j - i
-    keep = (offset >= -left) & (offset <= right)  # [block, span]
-    key_pos = torch.arange(n_blocks)[:, None] * block + torch.arange(span)[None, :] - left
-    inside = (key_pos >= 0) & (key_pos < seq_len)  # [n_blocks, span]：补出来的零不算
-    scores = scores.masked_fill(~(keep[None] & inside[:, None, :]), float('-inf'))
-    attn_weights = torch.softmax(scores, dim=-1)  # 每个查询至少能看到自己，不会整行 -inf
-    out = attn_weights @ Vw  # [..., n_blocks, block, d_v]
-    return out.flatten(-3, -2)[..., :seq_len, :]
-
-
 class ConvMixer(nn.Module):
     """A 1-D convolution over the sequence, d_model channels in and out, as a drop-in
     "token mixer": forward(x [batch, seq_len, d_model]) -> [batch, seq_len, d_model].
@@ -376,3 +324,17 @@ def window_blocks_figure(seq_len: int = 24, window: int = 3, block: int = 6, cau
         ax.set_xlim(-0.5, seq_len - 0.5)
         ax.set_ylim(seq_len - 0.5, -0.5)
     return fig
+
+
+# Plumbing the chapters may call without showing it (figures, tables, data and task generators,
+# speed-ups the chapter checks against its own code); tests/test_teaching_rule.py reads this list.
+__plumbing__ = (
+    "benchmark",
+    "flops_figure",
+    "make_inputs",
+    "memory_table",
+    "peak_memory",
+    "peak_memory_supported",
+    "plot_loglog",
+    "window_blocks_figure",
+)

@@ -18,10 +18,11 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ._errors import fail
-from .attention import scaled_dot_product_attention
-from .masks import causal_mask
-from .multihead import MultiHeadSelfAttention
-from .positional import sinusoidal_positional_encoding
+from .book import AttnOnlyTransformer
+from .book import scaled_dot_product_attention
+from .book import causal_mask
+from .book import MultiHeadSelfAttention
+from .book import sinusoidal_positional_encoding
 from ._threads import one_thread
 
 #: Token i is shown as the i-th capital letter.
@@ -98,40 +99,6 @@ def induction_batch(
 # ---------------------------------------------------------------------------------------------
 # The model
 # ---------------------------------------------------------------------------------------------
-class AttnOnlyTransformer(nn.Module):
-    """Token embedding + sinusoidal positions, num_layers causal multi-head attention layers with
-    residual connections (no MLP, no LayerNorm), and a linear read-out.
-
-    forward(tokens [batch, seq_len], head_mask=None) -> (logits [batch, seq_len, vocab_size],
-    list of attn_weights, one [batch, num_heads, seq_len, seq_len] per layer).
-    head_mask [num_layers, num_heads]: 1 = keep a head, 0 = remove its output (ablation).
-    """
-
-    def __init__(self, vocab_size, d_model=32, num_heads=2, num_layers=2, max_len=64):
-        super().__init__()
-        self.embed = nn.Embedding(vocab_size, d_model)
-        self.register_buffer('pe', sinusoidal_positional_encoding(max_len, d_model))
-        self.layers = nn.ModuleList([MultiHeadSelfAttention(d_model, num_heads) for _ in range(num_layers)])
-        self.unembed = nn.Linear(d_model, vocab_size)
-
-    def forward(self, tokens, head_mask=None):
-        batch, seq_len = tokens.shape
-        x = self.embed(tokens) + self.pe[:seq_len]  # [batch, seq_len, d_model]
-        mask = causal_mask(seq_len)  # [1, 1, seq_len, seq_len]
-        all_weights = []
-        for i, layer in enumerate(self.layers):
-            Q = layer.split_heads(layer.W_q(x))  # [batch, num_heads, seq_len, d_k]
-            K = layer.split_heads(layer.W_k(x))
-            V = layer.split_heads(layer.W_v(x))
-            heads, attn_weights = scaled_dot_product_attention(Q, K, V, mask)
-            if head_mask is not None:
-                heads = heads * head_mask[i].view(1, -1, 1, 1)  # 去掉某些头的输出
-            heads = heads.transpose(1, 2).reshape(batch, seq_len, layer.d_model)
-            x = x + layer.out_proj(heads)  # 残差连接
-            all_weights.append(attn_weights)
-        return self.unembed(x), all_weights
-
-
 @dataclass
 class TrainResult:
     """A trained model, its loss after every step and the settings that produced it."""
@@ -433,3 +400,17 @@ def heads_grid(weights: Sequence[torch.Tensor], data: InductionBatch, *, row: in
     if suptitle:
         fig.suptitle(suptitle)
     return fig
+
+
+# Plumbing the chapters may call without showing it (figures, tables, data and task generators,
+# speed-ups the chapter checks against its own code); tests/test_teaching_rule.py reads this list.
+__plumbing__ = (
+    "eval_batch",
+    "exercise_attention",
+    "head_figure",
+    "heads_grid",
+    "induction_batch",
+    "plot_losses",
+    "plot_scores",
+    "score_table",
+)

@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from ._errors import fail
+from .book import soft_lookup
 
 # ---------------------------------------------------------------------------------------------
 # Chapter 01: N-gram windows and path lengths
@@ -222,17 +223,6 @@ def library(dtype: torch.dtype = torch.float64) -> dict:
         "tag_features": list(TAG_FEATURES),
         "content_features": list(CONTENT_FEATURES),
     }
-
-
-def soft_lookup(q, K, V, temperature=1.0):
-    """Soft lookup: score every key against the query, softmax(score / temperature), average V.
-
-    q: [d_k]; K: [n, d_k]; V: [n, d_v]. Returns (out [d_v], weights [n]).
-    """
-    scores = K @ q  # [n]：查询与每个键的相似度（点积）
-    weights = torch.softmax(scores / temperature, dim=-1)  # [n]，和为 1
-    out = weights @ V  # [d_v]：值的加权平均
-    return out, weights
 
 
 #: Temperatures offered by the chapter 02 slider.
@@ -445,3 +435,20 @@ def xx_vs_qk_figure(d_model: int, *, seq_len: int = 6, trials: int = 500):
             title=rf"$(XW_q)(XW_k)^\top$：{rate_qk:.0%}", xlabel="键", ylabel=None)
     fig.suptitle(f"d_model = {d_model}，seq_len = {seq_len}（百分比来自 {trials} 个随机句子）", fontsize=10)
     return fig
+
+
+# Plumbing the chapters may call without showing it (figures, tables, data and task generators,
+# speed-ups the chapter checks against its own code); tests/test_teaching_rule.py reads this list.
+__plumbing__ = (
+    "SEGMENTED",
+    "SENTENCE",
+    "tokenize",
+    "ngram_window_figure",
+    "path_length_figure",
+    "TEMPERATURES",
+    "bottleneck_figure",
+    "library",
+    "temperature_figure",
+    "D_MODELS",
+    "xx_vs_qk_figure",
+)

@@ -22,8 +22,8 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ._errors import fail
-from .attention import SelfAttention
-from .positional import sinusoidal_positional_encoding
+from .book import SelfAttention
+from .book import sinusoidal_positional_encoding
 from ._threads import one_thread
 
 KINDS = ("sinusoidal", "learned")
@@ -228,3 +228,13 @@ def pe_wave_figure(i: int, *, seq_len: int = 64, d_model: int = 64):
     right.set_title(f"i = {i}：波长 2π·10000^(2i/d) ≈ {wavelength:,.0f} 个位置")
     right.legend(loc="upper right", fontsize=8, ncol=2, frameon=False)
     return fig
+
+
+# Plumbing the chapters may call without showing it (figures, tables, data and task generators,
+# speed-ups the chapter checks against its own code); tests/test_teaching_rule.py reads this list.
+__plumbing__ = (
+    "pe_heatmap",
+    "pe_wave_figure",
+    "plot_extrapolation",
+    "random_tokens",
+)

@@ -18,30 +18,10 @@ import numpy as np
 import torch
 
 from ._errors import fail
+from .book import tanh_rnn, gradient_norms
 
 #: Recurrent weight scales offered by the chapter's slider (spectral radius of W_hh ≈ scale).
 WEIGHT_SCALES: tuple[float, ...] = (0.5, 0.75, 1.0, 1.25, 1.5, 2.0, 2.5, 3.0, 4.0)
-
-
-def tanh_rnn(X, W_xh, W_hh):
-    """Run h_t = tanh(x_t W_xh + h_{t-1} W_hh) from h = 0 and return the last state h_T.
-
-    X: [seq_len, d_in]; W_xh: [d_in, d_h]; W_hh: [d_h, d_h]. Returns h_T: [d_h].
-    """
-    h = X.new_zeros(W_hh.shape[0])  # [d_h]
-    for x_t in X:  # x_t: [d_in]
-        h = torch.tanh(x_t @ W_xh + h @ W_hh)
-    return h
-
-
-def gradient_norms(X, W_xh, W_hh):
-    """‖∂h_T/∂x_t‖ (Frobenius norm of the Jacobian) for every step t, computed by autograd.
-
-    X: [seq_len, d_in]. Returns [seq_len]; entry t belongs to distance T - t = seq_len - 1 - t.
-    """
-    jac = torch.autograd.functional.jacobian(lambda X_: tanh_rnn(X_, W_xh, W_hh), X, vectorize=True)
-    # jac: [d_h, seq_len, d_in]，jac[:, t, :] 就是 ∂h_T/∂x_t
-    return jac.pow(2).sum(dim=(0, 2)).sqrt()
 
 
 def _positive_int(value, arg: str, minimum: int = 1) -> int:
@@ -177,3 +157,11 @@ def gradient_decay_figure(weight_scale: float, *, scales: Sequence[float] = WEIG
     ax.set_title(f"循环权重尺度 {weight_scale:g}：每多隔一步，梯度约乘以 {factor:.2f}（{verdict}）")
     ax.legend(loc="lower left", frameon=False)
     return fig
+
+
+# Plumbing the chapters may call without showing it (figures, tables, data and task generators,
+# speed-ups the chapter checks against its own code); tests/test_teaching_rule.py reads this list.
+__plumbing__ = (
+    "WEIGHT_SCALES",
+    "gradient_decay_figure",
+)

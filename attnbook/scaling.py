@@ -616,3 +616,18 @@ def hull_figure(temperature: float):
     ax_bar.set_title(f"最小的系数：{lam.min():.2g}（≥ 0）")
     ax_bar.legend(loc="upper center", ncol=3, frameon=False, fontsize=8, columnspacing=0.8, handlelength=1.2)
     return fig
+
+
+# Plumbing the chapters may call without showing it (figures, tables, data and task generators,
+# speed-ups the chapter checks against its own code); tests/test_teaching_rule.py reads this list.
+__plumbing__ = (
+    "D_K_GRID",
+    "plot_gradients",
+    "plot_saturation",
+    "plot_variance",
+    "random_qk",
+    "scaling_figure",
+    "TEMPERATURES",
+    "hull_figure",
+    "plot_hull",
+)

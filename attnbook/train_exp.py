@@ -32,7 +32,7 @@ from .transformer import TinyTransformer
 from ._threads import one_thread
 
 __all__ = ["CopyTask", "RunResult", "clipping_figure", "depth_summary_figure", "layer_report", "lr_at",
-           "norm_warmup_figure", "plot_band", "scaling_figure", "summarize", "train_one", "train_runs"]
+           "norm_warmup_figure", "plot_band", "scaling_figure", "summarize", "train_runs"]
 
 
 @dataclass(frozen=True)
@@ -118,33 +118,6 @@ def _check_run(run: dict[str, Any]) -> dict[str, Any]:
     if out["clip"] is not None and not out["clip"] > 0:
         raise fail("clip", out["clip"], "正数（梯度范数的上限）或 None（不裁剪）")
     return out
-
-
-def train_one(model_kwargs: dict, seed: int = 0, steps: int = 200, lr: float = 1e-3, warmup: int = 0,
-              clip: float | None = None, bad_steps: Sequence[int] = (), batch: int = 16,
-              task: CopyTask = CopyTask()) -> dict[str, np.ndarray]:
-    """Plain training loop: Adam, optional linear warmup, optional gradient clipping.
-
-    Returns {"loss": [steps], "grad_norm": [steps]} (grad_norm is measured before clipping).
-    """
-    torch.manual_seed(seed)
-    model = TinyTransformer(task.vocab_size, max_len=task.seq_len, **model_kwargs)
-    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
-    inputs, targets = task.batches(seed, steps, batch, bad_steps)  # [steps, batch, 2n]
-    losses, grad_norms = [], []
-    for step in range(steps):
-        for group in optimizer.param_groups:
-            group["lr"] = lr_at(step, lr, warmup)
-        logits = model(inputs[step])  # [batch, 2n, vocab_size]
-        loss = task.loss(logits, targets[step])
-        optimizer.zero_grad()
-        loss.backward()
-        max_norm = clip if clip is not None else float("inf")
-        grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)
-        optimizer.step()
-        losses.append(loss.item())
-        grad_norms.append(grad_norm.item())
-    return {"loss": np.array(losses), "grad_norm": np.array(grad_norms)}
 
 
 @dataclass
@@ -411,3 +384,14 @@ def clipping_figure(results: dict, seed: int, max_norm: float, *, bad_steps: Seq
     ax_g.set_title(f"种子 {seed}")
     ax_g.legend(loc="upper left", fontsize=8, ncol=2)
     return fig
+
+
+# Plumbing the chapters may call without showing it (figures, tables, data and task generators,
+# speed-ups the chapter checks against its own code); tests/test_teaching_rule.py reads this list.
+__plumbing__ = (
+    "clipping_figure",
+    "depth_summary_figure",
+    "norm_warmup_figure",
+    "scaling_figure",
+    "train_runs",
+)

@@ -33,10 +33,10 @@ import torch
 import torch.nn as nn
 
 from ._errors import fail
-from .attention import scaled_dot_product_attention
-from .masks import causal_mask
-from .multihead import MultiHeadSelfAttention
-from .positional import sinusoidal_positional_encoding
+from .book import scaled_dot_product_attention
+from .book import causal_mask
+from .book import MultiHeadSelfAttention
+from .book import sinusoidal_positional_encoding
 
 __all__ = ["ScalableMultiHeadSelfAttention", "TransformerBlock", "TinyTransformer"]
 

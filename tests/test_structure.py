@@ -1,7 +1,6 @@
 """The book's shape: TOC entries exist, chapter skeleton, setup cell, executed outputs."""
 from __future__ import annotations
 
-import ast
 import pathlib
 import re
 
@@ -155,33 +154,6 @@ def test_raises_exception_cells_are_explained(path):
             assert any(o.output_type == "error" for o in cell.outputs), "标记 raises-exception 的单元格应当真的报错"
             before = nb.cells[i - 1]
             assert before.cell_type == "markdown", "报错的单元格前面要用文字说明为什么会报错"
-
-
-def saved_definitions(path: pathlib.Path) -> dict[str, str]:
-    """Top-level functions/classes of the chapter's `#@save` cells, unparsed."""
-    nb = nbformat.read(path, as_version=4)
-    out = {}
-    for cell in nb.cells:
-        if cell.cell_type == "code" and cell.source.lstrip().startswith("#@save"):
-            for node in ast.parse(cell.source).body:
-                if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                    out[node.name] = ast.unparse(node)
-    return out
-
-
-@pytest.mark.parametrize("path", CHAPTERS, ids=ids(CHAPTERS))
-def test_saved_cells_equal_the_package(path):
-    """One source of truth: a `#@save` cell must define exactly what attnbook defines."""
-    import attnbook
-
-    module_sources = {}
-    for py in (ROOT / "attnbook").rglob("*.py"):
-        for node in ast.parse(py.read_text(encoding="utf-8")).body:
-            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
-                module_sources.setdefault(node.name, ast.unparse(node))
-    for name, source in saved_definitions(path).items():
-        assert hasattr(attnbook, name) or name in module_sources, f"{name} 不在 attnbook 中"
-        assert module_sources.get(name) == source, f"{path.name} 中 {name} 的代码与 attnbook 不一致"
 
 
 def test_chapters_link_glossary_terms():

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from ..attention import SelfAttention
+from ..book import SelfAttention
 from ._core import Expected, Mistake, exercise
 
 

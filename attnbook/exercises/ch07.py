@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from ..attention import SelfAttention, scaled_dot_product_attention
+from ..book import SelfAttention, scaled_dot_product_attention
 from ..toy import cat_eats_fish
 from ._core import Expected, Mistake, exercise
 

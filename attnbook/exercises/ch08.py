@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from ..masks import padding_mask
-from ..multihead import MultiHeadSelfAttention
+from ..book import padding_mask
+from ..book import MultiHeadSelfAttention
 from ._core import Expected, Mistake, exercise
 
 

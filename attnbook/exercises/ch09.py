@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from ..masks import causal_mask, padding_mask
+from ..book import causal_mask, padding_mask
 from ._core import Expected, Mistake, exercise
 
 

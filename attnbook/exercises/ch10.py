@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 
-from ..multihead import MultiHeadSelfAttention
-from ..positional import sinusoidal_positional_encoding
+from ..book import MultiHeadSelfAttention
+from ..book import sinusoidal_positional_encoding
 from ._core import Expected, Mistake, exercise
 
 

@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import attnbook
-from attnbook.train_exp import CopyTask, RunResult, layer_report, lr_at, summarize, train_one, train_runs
+from attnbook.book import train_one
+from attnbook.train_exp import CopyTask, RunResult, layer_report, lr_at, summarize, train_runs
 from attnbook.transformer import ScalableMultiHeadSelfAttention, TinyTransformer, TransformerBlock
 
 matplotlib.use("Agg")

@@ -1,0 +1,204 @@
+"""One source of truth for the code the book teaches, and a rule for what attnbook may hide.
+
+1. ``attnbook/book.py`` is generated from the chapters' ``#@save`` cells (tools/save.py) and is current.
+2. Every attnbook name a chapter's code uses is one of:
+   - infrastructure (runtime, errors, fonts, plots, sliders, the exercise checker, toy data);
+   - taught code: defined in a ``#@save`` cell of this chapter or an earlier one (so in book.py);
+   - declared plumbing: listed in ``__plumbing__`` of an attnbook module (figures, tables, data and
+     task generators, speed-ups that the chapter checks against its own visible code). Plumbing is
+     never a model, a training loop, a loss or a metric that the prose draws a conclusion from:
+     reviewers guard those lists, this test guards everything else.
+   ``EXCEPTIONS`` lists today's breaches, each with the issue/part that removes it.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import json
+import pathlib
+import subprocess
+import sys
+
+import pytest
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+import save  # noqa: E402  (tools/save.py)
+
+INFRASTRUCTURE_MODULES = {"attnbook._errors", "attnbook._setup", "attnbook.runtime", "attnbook._fonts",
+                          "attnbook.plots", "attnbook.sliders", "attnbook.exercises", "attnbook.toy",
+                          "attnbook.data", "attnbook.fonts"}
+
+# Names a chapter may use although they break the rule today, each with the part that removes it.
+EXCEPTIONS: dict[tuple[str, str], str] = {
+    # Part I–II (chapters 01–06)
+    **{("01_context", n): "Part I–II" for n in [
+        "attnbook.intuition.ngram_window", "attnbook.intuition.path_lengths", "attnbook.rnn.factor_per_step",
+        "attnbook.rnn.init_rnn", "attnbook.rnn.log10_mean", "attnbook.rnn.measure_gradient_decay",
+        "attnbook.rnn.spectral_radius"]},
+    **{("02_attention_lookup", n): "Part I–II" for n in ["attnbook.scaled_dot_product_attention"]},
+    **{("03_self_attention_qkv", n): "Part I–II" for n in [
+        "attnbook.SelfAttention", "attnbook.scaled_dot_product_attention",
+        "attnbook.intuition.random_scores", "attnbook.intuition.self_match_rates"]},
+    **{("04_cat_eats_fish", n): "Part I–II" for n in ["attnbook.scaled_dot_product_attention"]},
+    **{("05_scaling", n): "Part I–II" for n in [
+        "attnbook.SelfAttention", "attnbook.scaling.entropy", "attnbook.scaling.multihead_scale_table",
+        "attnbook.scaling.query_gradient_norm", "attnbook.scaling.row_stats", "attnbook.scaling.saturation_table",
+        "attnbook.scaling.softmax_jacobian", "attnbook.scaling.softmax_jacobian_formula"]},
+    **{("06_weighted_sum", n): "Part I–II" for n in [
+        "attnbook.MultiHeadSelfAttention", "attnbook.padding_mask", "attnbook.scaled_dot_product_attention",
+        "attnbook.scaling.barycentric", "attnbook.scaling.closest_point_in_triangle",
+        "attnbook.scaling.hull_outputs", "attnbook.scaling.in_triangle"]},
+    # Part III (chapters 07–10)
+    **{("08_multi_head", n): "Part III" for n in ["attnbook.causal_mask", "attnbook.padding_mask"]},
+    **{("10_positional_encoding", n): "Part III" for n in [
+        "attnbook.positions_exp.TinyPositionModel", "attnbook.positions_exp.extrapolation_experiment",
+        "attnbook.positions_exp.summarize"]},
+    # Part IV (chapters 11–14)
+    **{("11_training_pitfalls", n): "Part IV" for n in [
+        "attnbook.train_exp.CopyTask", "attnbook.train_exp.layer_report", "attnbook.train_exp.lr_at",
+        "attnbook.transformer.TinyTransformer", "attnbook.transformer.TransformerBlock"]},
+    **{("12_mask_bugs", n): "Part IV" for n in [
+        "attnbook.charlm.CharTransformer", "attnbook.charlm.future_influence", "attnbook.charlm.generate",
+        "attnbook.charlm.leaks_future", "attnbook.charlm.make_mask", "attnbook.charlm.per_position_loss",
+        "attnbook.charlm.prefix_only_loss", "attnbook.charlm.repeat_rate", "attnbook.charlm.teacher_forced_loss",
+        "attnbook.charlm.train_charlm"]},
+    **{("13_visualization", n): "Part IV" for n in [
+        "attnbook.interpret.ablation_accuracy", "attnbook.interpret.accuracy", "attnbook.interpret.head_diversity",
+        "attnbook.interpret.head_scores", "attnbook.interpret.induction_score", "attnbook.interpret.js_divergence",
+        "attnbook.interpret.previous_token_score", "attnbook.interpret.run", "attnbook.interpret.train_induction"]},
+    **{("14_when_not_to_use", n): "Part IV" for n in [
+        "attnbook.complexity.attention_flops", "attnbook.complexity.conv_flops", "attnbook.complexity.fit_slope",
+        "attnbook.complexity.score_matrix_bytes", "attnbook.complexity.window_flops"]},
+}
+
+
+def _module_of(dotted: str) -> tuple[str, str]:
+    """'attnbook.charlm.generate' -> ('attnbook.charlm', 'generate')."""
+    module, _, name = dotted.rpartition(".")
+    return module, name
+
+
+def _is_module(dotted: str) -> bool:
+    try:
+        importlib.import_module(dotted)
+    except ImportError:
+        return False
+    return True
+
+
+def attnbook_names(path: pathlib.Path) -> set[str]:
+    """Every attnbook name the notebook's code uses, as 'attnbook[.module].name'."""
+    nb = json.loads(path.read_text(encoding="utf-8"))
+    aliases: dict[str, str] = {}
+    used: set[str] = set()
+    trees = []
+    for cell in nb["cells"]:
+        if cell["cell_type"] != "code":
+            continue
+        lines = "".join(cell["source"]).splitlines()
+        source = "\n".join(line[:len(line) - len(line.lstrip())] + "pass" if line.lstrip().startswith(("%", "!"))
+                           else line for line in lines)
+        trees.append(ast.parse(source))
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.name.split(".")[0] == "attnbook":
+                        aliases[alias.asname or "attnbook"] = alias.name if alias.asname else "attnbook"
+            elif isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "attnbook":
+                for alias in node.names:
+                    full = f"{node.module}.{alias.name}"
+                    if _is_module(full):
+                        aliases[alias.asname or alias.name] = full
+                    else:
+                        used.add(full)
+    for tree in trees:
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Attribute):
+                continue
+            chain, value = [], node
+            while isinstance(value, ast.Attribute):
+                chain.append(value.attr)
+                value = value.value
+            if not (isinstance(value, ast.Name) and value.id in aliases):
+                continue
+            chain.reverse()
+            module = aliases[value.id]
+            while chain and _is_module(f"{module}.{chain[0]}"):
+                module = f"{module}.{chain.pop(0)}"
+            if chain:
+                used.add(f"{module}.{chain[0]}")
+    return used
+
+
+def _infrastructure(module_name: str) -> bool:
+    return any(module_name == m or module_name.startswith(m + ".") for m in INFRASTRUCTURE_MODULES)
+
+
+def allowed(dotted: str, saved_so_far: set[str]) -> bool:
+    module_name, name = _module_of(dotted)
+    if _infrastructure(module_name):
+        return True
+    module = importlib.import_module(module_name)
+    obj = getattr(module, name, None)
+    origin = getattr(obj, "__module__", None) or module_name
+    if module_name == "attnbook.book" or origin == "attnbook.book":
+        return name in saved_so_far  # taught code: only once a chapter (this one or earlier) has shown it
+    if _infrastructure(origin):
+        return True
+    return name in getattr(module, "__plumbing__", ())
+
+
+NOTEBOOKS = save.toc_notebooks()
+SAVED = save.saved_by_notebook()
+
+
+def saved_up_to(index: int) -> set[str]:
+    return {n for path in NOTEBOOKS[:index + 1] for n in SAVED[path]}
+
+
+def test_book_module_is_generated_from_the_save_cells():
+    result = subprocess.run([sys.executable, str(ROOT / "tools" / "save.py"), "--check"],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def test_book_module_has_exactly_the_saved_names():
+    import attnbook.book
+
+    saved = [n for names in SAVED.values() for n in names if not n.startswith("_")]
+    assert sorted(attnbook.book.__all__) == sorted(saved)
+
+
+def test_taught_code_lives_only_in_book():
+    """No plumbing module keeps its own copy of a #@save definition."""
+    saved = {n for names in SAVED.values() for n in names}
+    for py in (ROOT / "attnbook").rglob("*.py"):
+        if py.name == "book.py":
+            continue
+        for node in ast.parse(py.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                assert node.name not in saved, f"{py.relative_to(ROOT)} 又定义了一次 #@save 的 {node.name}"
+
+
+@pytest.mark.parametrize("index", range(len(NOTEBOOKS)), ids=[p.stem for p in NOTEBOOKS])
+def test_chapter_uses_only_what_it_may(index):
+    saved_so_far = saved_up_to(index)
+    path = NOTEBOOKS[index]
+    breaches = sorted(n for n in attnbook_names(path)
+                      if not allowed(n, saved_so_far) and (path.stem, n) not in EXCEPTIONS)
+    assert not breaches, (
+        f"{path.name} 用了 attnbook 里既不是基础设施、也不是本章或前面章节 #@save、也未声明为 __plumbing__ 的名字：{breaches}")
+
+
+def test_exceptions_are_still_needed():
+    """An exception that no longer breaks the rule must leave the list (so the list only shrinks)."""
+    by_stem = {p.stem: i for i, p in enumerate(NOTEBOOKS)}
+    stale = []
+    for (stem, name) in EXCEPTIONS:
+        index = by_stem[stem]
+        saved_so_far = saved_up_to(index)
+        if name not in attnbook_names(NOTEBOOKS[index]) or allowed(name, saved_so_far):
+            stale.append((stem, name))
+    assert not stale, f"这些例外已经不需要了，从 EXCEPTIONS 删掉：{stale}"
