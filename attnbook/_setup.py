@@ -76,3 +76,6 @@ def setup(seed: int = 0, *, deterministic: bool = True, threads: int | None = 1)
             set_matplotlib_formats("png")
     except ImportError:
         pass
+    from ._notebook import activate
+
+    activate()  # in a Jupyter kernel: the provenance line, and tracebacks without library frames

@@ -164,3 +164,38 @@ def test_chapters_link_glossary_terms():
     result = subprocess.run([sys.executable, str(ROOT / "tools" / "link_glossary.py"), "--check"],
                             capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _asserts_something(source: str) -> bool:
+    return "assert" in source or "check(" in source
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_cells_exempt_from_nbval_assert_their_claim(path):
+    """A cell whose printed numbers depend on the machine (training runs, timings) is tagged
+    nbval-ignore-output, and then it must itself assert the claim its output supports."""
+    nb = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(nb.cells):
+        if "nbval-ignore-output" in cell.metadata.get("tags", []):
+            assert _asserts_something(cell.source), (
+                f"第 {index} 个单元格不参与 nbval 比对，却没有断言任何结论：{cell.source[:80]!r}")
+
+
+# An absolute path of the machine that ran a notebook: a file path ending in .py (a traceback
+# frame), anything in site-packages, or a home, /tmp or /work directory.
+MACHINE_PATH = re.compile(r"(?<![\w.:/])/(?:[\w.-]+/)+[\w.-]+\.py\b|site-packages|(?<![\w.:/])/(?:root|home|tmp|work)/\w")
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_no_machine_paths_in_outputs(path):
+    """Stored outputs must not show where the notebook ran (tracebacks are shortened by setup())."""
+    nb = nbformat.read(path, as_version=4)
+    for index, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        for output in cell.outputs:
+            text = "\n".join(output.get("traceback", [])) + output.get("text", "") + "".join(
+                v for k, v in output.get("data", {}).items() if k.startswith("text/") and isinstance(v, str))
+            text = re.sub(r"\x1b\[[0-9;]*m", "", text)
+            hit = MACHINE_PATH.search(text)
+            assert hit is None, f"第 {index} 个单元格的输出含本机路径：{hit.group(0)!r}"

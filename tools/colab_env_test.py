@@ -32,6 +32,10 @@ _got = {{m: importlib.import_module(m).__version__ for m in _want}}
 assert _got == _want, f"内核里的版本与 tests/colab-requirements.txt 不一致：{{_got}} != {{_want}}"
 assert "site-packages" in attnbook.__file__ and not attnbook.__file__.startswith({root!r} + "/attnbook/"), attnbook.__file__
 assert not attnbook.static_mode(), "Colab 的内核里滑块应是 ipywidgets"
+import os, torch
+_isa = os.environ.get("ATEN_CPU_CAPABILITY")
+assert _isa is None or torch.backends.cpu.get_cpu_capability() == _isa.upper(), (
+    f"内核没有用 ATEN_CPU_CAPABILITY={{_isa}}：{{torch.backends.cpu.get_cpu_capability()}}")
 """
 
 WIDGET_CHECK = """\

@@ -63,3 +63,22 @@ def test_no_error_output_on_any_page(site, pages):
         # a traceback only where a cell is tagged raises-exception (and explained in the prose)
         assert html.count("output traceback") <= html.count("tag_raises-exception"), page
         assert "Glyph" not in html, page
+
+
+# An absolute path of the machine that built the site (a traceback frame, site-packages, a home,
+# /tmp or /work directory); tests/test_structure.py checks the notebooks' stored outputs the same way.
+MACHINE_PATH = re.compile(r"(?<![\w.:/])/(?:[\w.-]+/)+[\w.-]+\.py\b|site-packages|(?<![\w.:/])/(?:root|home|tmp|work)/\w")
+
+
+def test_no_machine_paths_in_pages_or_search_index(site, pages):
+    for name in list(pages) + ["searchindex.js"]:
+        text = re.sub(r"\x1b\[[0-9;]*m", "", (site / name).read_text(encoding="utf-8"))
+        hit = MACHINE_PATH.search(text)
+        assert hit is None, f"{name} 含有本机路径：{text[max(0, hit.start() - 60):hit.end()]!r}"
+
+
+def test_chapter_pages_say_where_their_numbers_come_from(site, pages):
+    for page in pages:
+        if page.startswith("chapters/"):
+            html = (site / page).read_text(encoding="utf-8")
+            assert re.search(r"本页输出由 \d{4}-\d\d-\d\d 的一次运行生成：Python [\d.]+ · PyTorch [\d.]+ · CPU：", html), page
