@@ -1,0 +1,43 @@
+"""attnbook._notebook: the provenance line and the short tracebacks that setup() installs in a kernel."""
+from __future__ import annotations
+
+import datetime
+import re
+import sys
+
+from attnbook import _notebook
+
+
+def test_provenance_names_date_versions_and_cpu():
+    line = _notebook.provenance(datetime.date(2026, 11, 30))
+    assert line.startswith("本页输出由 2026-11-30 的一次运行生成：Python ")
+    assert re.search(r"PyTorch \d+\.\d+\.\d+ · CPU：.+，PyTorch CPU 内核：\w+", line), line
+    assert "+cpu" not in line  # the version without the local build tag
+
+
+def _raise_inside_a_library():
+    raise ValueError("参数 `seq_len` 收到了 0，但应为正整数")
+
+
+def test_short_traceback_keeps_cell_lines_and_message_only():
+    code = compile("_raise_inside_a_library()\n", "/tmp/ipykernel_123/456.py", "exec")
+    try:
+        exec(code, {"_raise_inside_a_library": _raise_inside_a_library})
+    except ValueError:
+        lines = _notebook.short_traceback_lines(*sys.exc_info())
+    assert lines == ["Traceback（只列出单元格里的代码行，库内部的调用从略）：",
+                     "  单元格第 1 行：",  # compiled code without a source file: no text for the line
+                     "ValueError: 参数 `seq_len` 收到了 0，但应为正整数"]
+    assert not any(__file__ in line or "/tmp/" in line for line in lines)
+
+
+def test_short_traceback_without_cell_frames_is_the_message():
+    try:
+        _raise_inside_a_library()
+    except ValueError:
+        assert _notebook.short_traceback_lines(*sys.exc_info()) == ["ValueError: 参数 `seq_len` 收到了 0，但应为正整数"]
+
+
+def test_activate_outside_a_kernel_does_nothing(capsys):
+    _notebook.activate()
+    assert capsys.readouterr().out == ""
