@@ -25,6 +25,8 @@ class Expected:
     atol: float = 1e-2
     mistakes: tuple[Mistake, ...] = field(default_factory=tuple)
     explain: str = ""
+    #: For answers judged by behaviour (e.g. a function): judge(answer) -> (ok, Chinese feedback).
+    judge: Callable[[Any], tuple[bool, str]] | None = None
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,10 @@ def check(key: str, answer: Any, *, quiet: bool = False) -> bool:
     if answer is None or answer is Ellipsis:
         say(f"练习 {key}（{ex.title}）：还没有作答。把 answer 改成你的结果，再运行这个单元格。")
         return False
+    if expected.judge is not None:
+        ok, feedback = expected.judge(answer)
+        say(f"✅ 练习 {key} 正确！{feedback}" if ok else f"❌ 练习 {key} 还不对：{feedback}")
+        return ok
     if isinstance(expected.value, str):
         ok = str(answer).strip() == expected.value
         if ok:

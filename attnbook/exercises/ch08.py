@@ -8,20 +8,20 @@ from ..book import MultiHeadSelfAttention
 from ._core import Expected, Mistake, exercise
 
 
-@exercise("08-1", "MultiHeadSelfAttention(512, 8) 的参数个数")
-def _params() -> Expected:
-    d_model, num_heads = 512, 8
-    linear = d_model * d_model + d_model
+@exercise("08-1", "多头注意力权重的元素个数")
+def _weights_numel() -> Expected:
+    batch, seq_len, d_model, num_heads = 2, 10, 512, 8
+    d_k = d_model // num_heads
+    _, weights = MultiHeadSelfAttention(d_model, num_heads)(torch.zeros(batch, seq_len, d_model))
     return Expected(
-        value=sum(p.numel() for p in MultiHeadSelfAttention(d_model, num_heads).parameters()),
+        value=weights.numel(),
         atol=0.5,
         mistakes=(
-            Mistake(3 * linear, "你数了 Q、K、V 三个投影，漏了输出投影 out_proj（W_o）。"),
-            Mistake(4 * d_model * d_model, "你只算了权重，漏了四个 nn.Linear 的偏置（各 512 个）。"),
-            Mistake(num_heads * 4 * linear,
-                    "每个头并没有一套完整的 512×512 投影：所有头共用一个 nn.Linear(512, 512)，各取其中 64 列。"),
+            Mistake(batch * seq_len * seq_len, "漏了 num_heads 那一维：每个头各有一张 seq_len × seq_len 的权重表。"),
+            Mistake(batch * num_heads * seq_len * d_k, "这是 Q（或输出的各头）的大小 [batch, num_heads, seq_len, d_k]；权重的最后一维是 seq_len。"),
+            Mistake(batch * seq_len * d_model, "这是输出 out 的大小；问的是 attn_weights [batch, num_heads, seq_len, seq_len]。"),
         ),
-        explain="4 × (512² + 512)；头数不改变参数量。",
+        explain="[batch, num_heads, seq_len, seq_len] = 2 × 8 × 10 × 10；与 d_model、d_k 无关。",
     )
 
 

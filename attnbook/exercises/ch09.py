@@ -25,34 +25,21 @@ def _visible_pairs() -> Expected:
     )
 
 
-@exercise("09-2", "四维 padding mask 用在三维（单头）分数上的形状")
-def _single_head_shape() -> Expected:
-    scores = torch.zeros(2, 5, 5)  # 单头的分数 [batch, seq_len, seq_len]
-    filled = scores.masked_fill(padding_mask([3, 5], 5) == 0, float("-inf"))
+@exercise("09-2", "左侧填充 + 因果：几个查询整行被遮")
+def _left_padding_dead_rows() -> Expected:
+    seq_len, length = 6, 2
+    real = torch.arange(seq_len) >= seq_len - length  # 左侧填充：真实的词在最后 length 个位置
+    keep = real[None, None, None, :] & causal_mask(seq_len)  # [1, 1, seq_len, seq_len]
+    right = padding_mask([length], seq_len) & causal_mask(seq_len)  # 右侧填充作对照
     return Expected(
-        value=list(filled.shape),
+        value=int((~keep[0, 0].any(dim=-1)).sum()),
         atol=0.5,
         mistakes=(
-            Mistake([2, 5, 5], "这是你“希望”的形状。分数是三维 [2, 5, 5]，mask 是四维 [2, 1, 1, 5]，广播从右对齐，结果多出一维。"),
-            Mistake([2, 1, 5, 5], "广播时分数前面补出来的 1 对上 mask 的 batch = 2，逐维取大之后那一维是 2，不是 1。"),
+            Mistake(int((~right[0, 0].any(dim=-1)).sum()),
+                    "这是右侧填充的答案：填充位在后面，总能看到前面的真实词。左侧填充时填充位在前面。"),
+            Mistake(1, "不止一行：查询 i 能看的键要同时满足 j ≤ i 和 j ≥ 4，所以 i < 4 的每一行都一个键都没有。"),
+            Mistake(seq_len - length + 1, "位置 4 是第一个真实的词，它能看见自己（因果掩码保留对角线），所以不算整行被遮。"),
         ),
-        explain="广播悄悄把 batch 维“翻倍”了：单头时应使用 padding_mask(...)[:, 0]，形状 [batch, 1, seq_len]。",
-    )
-
-
-@exercise("09-3", "KV 缓存：2 个新查询各能看到几个键")
-def _kv_cache() -> Expected:
-    n_cached, n_new = 4, 2
-    n_keys = n_cached + n_new
-    right = causal_mask(n_keys)[0, 0, -n_new:]  # 右下对齐
-    top_left = torch.ones(n_new, n_keys, dtype=torch.bool).tril()  # is_causal=True 的左上对齐
-    return Expected(
-        value=right.sum(dim=-1).tolist(),
-        atol=0.5,
-        mistakes=(
-            Mistake(top_left.sum(dim=-1).tolist(),
-                    "这是 is_causal=True 的左上对齐：第 i 个查询只看键 0..i。新词在整句中的位置是 4 和 5。"),
-            Mistake([n_keys, n_keys], "两个新词之间也要讲因果：位置 4 不能看位置 5。"),
-        ),
-        explain="正确的 mask 是完整因果掩码的最后 2 行：causal_mask(6)[..., -2:, :]（右下对齐）。",
+        explain=(f"位置 0–{seq_len - length - 1} 一个键都看不到，共 {seq_len - length} 行。右侧填充时没有这样的行"
+                 f"（对照：{int((~right[0, 0].any(-1)).sum())} 行）；左侧填充 + 因果时要用补救办法，见“整行被遮”一节。"),
     )

@@ -1,5 +1,5 @@
-"""Chapters 09 (masks) and 10 (positional encoding): attnbook.masks, attnbook.positional,
-attnbook.positions_exp and the chapters' exercises."""
+"""Chapters 09 (masks) and 10 (positional encoding): the #@save code in attnbook.book, the plumbing in
+attnbook.positions_exp, and the chapters' exercises (including the 找 bug set of chapter 09)."""
 from __future__ import annotations
 
 import math
@@ -13,17 +13,14 @@ import torch.nn.functional as F
 
 import attnbook
 from attnbook import causal_mask, padding_mask, sinusoidal_positional_encoding
-from attnbook.positions_exp import (
+from attnbook.book import (
+    SinusoidalPositionalEncoding,
     TinyPositionModel,
     accuracy_by_position,
-    extrapolation_experiment,
-    pe_heatmap,
-    pe_wave_figure,
-    plot_extrapolation,
-    random_tokens,
-    summarize,
+    previous_token_loss,
     train_model,
 )
+from attnbook.positions_exp import pe_heatmap, pe_wave_figure, plot_extrapolation, random_tokens
 
 matplotlib.use("Agg")
 
@@ -200,31 +197,44 @@ def test_tiny_model_rejects_bad_arguments():
         model(torch.zeros(4, dtype=torch.long))
 
 
-def test_training_is_seeded_and_single_threaded():
-    threads = torch.get_num_threads()
-    _, loss_a = train_model("sinusoidal", seed=3, train_len=6, steps=5, d_model=8)
-    _, loss_b = train_model("sinusoidal", seed=3, train_len=6, steps=5, d_model=8)
-    assert loss_a == loss_b
-    assert torch.get_num_threads() == threads  # restored
-    model, _ = train_model("learned", seed=0, train_len=6, steps=5, d_model=8)
+def test_training_is_seeded_and_leaves_the_global_rng_alone():
+    torch.manual_seed(123)
+    before = torch.random.get_rng_state()
+    model_a = train_model("sinusoidal", seed=3, train_len=6, steps=5, d_model=8)
+    model_b = train_model("sinusoidal", seed=3, train_len=6, steps=5, d_model=8)
+    assert torch.equal(torch.random.get_rng_state(), before)  # fork_rng: the global state is untouched
+    for a, b in zip(model_a.parameters(), model_b.parameters()):
+        assert torch.equal(a, b)
+    assert not model_a.training  # returned in eval mode
+    model = train_model("learned", seed=0, train_len=6, steps=5, d_model=8)
     acc = accuracy_by_position(model, 12, past_end="clamp", n=16)
     assert acc.shape == (11,) and ((acc >= 0) & (acc <= 1)).all()
-    with pytest.raises(attnbook.AttnBookError, match="train_len"):
-        train_model("learned", seed=0, train_len=1, steps=1)
+    for bad in (1, 2.0, True):
+        with pytest.raises(attnbook.AttnBookError, match="train_len"):
+            train_model("learned", seed=0, train_len=bad, steps=1)
 
 
-def test_experiment_table_summary_and_figures():
+def test_previous_token_loss_is_cross_entropy_of_the_shifted_tokens():
+    tokens = torch.tensor([[3, 1, 2]])
+    perfect = torch.full((1, 3, 4), -1e4)
+    perfect[0, 1, 3] = perfect[0, 2, 1] = 0.0  # position t predicts token t-1
+    assert previous_token_loss(perfect, tokens).item() < 1e-3
+    uniform = torch.zeros(1, 3, 4)
+    assert math.isclose(previous_token_loss(uniform, tokens).item(), math.log(4), rel_tol=1e-6)
+
+
+def test_extrapolation_figure_and_pe_figures():
     attnbook.setup()
-    results = extrapolation_experiment(seeds=(0,), train_len=4, steps=3)
-    assert set(results.columns) == {"方案", "种子", "位置", "准确率", "测试长度"}
-    assert len(results) == 3 * ((4 - 1) + (8 - 1))
-    summary = summarize(results, train_len=4)
-    assert list(summary.columns) == ["长度 L", "长度 2L，位置 < L", "长度 2L，位置 ≥ L"]
-    assert len(summary) == 3
+    import pandas as pd
+
+    rows = [{"方案": name, "种子": seed, "位置": t, "准确率": 0.5, "测试长度": length}
+            for name in ("甲", "乙") for seed in (0, 1) for length in (4, 8) for t in range(1, length)]
+    results = pd.DataFrame(rows)
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # includes matplotlib's missing-glyph warning
         ax = plot_extrapolation(results, train_len=4)
         ax.figure.canvas.draw()
+        assert [t.get_text() for t in ax.get_legend().get_texts()] == ["甲", "乙"]
         fig = pe_wave_figure(3, seq_len=16, d_model=16)
         fig.canvas.draw()
         ax2 = pe_heatmap(sinusoidal_positional_encoding(8, 8), title="位置编码")
@@ -244,12 +254,11 @@ def test_chapter_09_exercises_recognise_mistakes(capsys):
     assert "填充掩码" in capsys.readouterr().out
     assert not attnbook.check("09-1", 9)
     assert "对角线" in capsys.readouterr().out
-    assert attnbook.check("09-2", [2, 2, 5, 5])
-    assert not attnbook.check("09-2", [2, 5, 5])
-    assert "广播" in capsys.readouterr().out
-    assert attnbook.check("09-3", [5, 6])
-    assert not attnbook.check("09-3", [1, 2])
-    assert "is_causal" in capsys.readouterr().out
+    assert attnbook.check("09-2", 4)
+    assert not attnbook.check("09-2", 0)
+    assert "右侧填充" in capsys.readouterr().out
+    assert not attnbook.check("09-2", 5)
+    assert "对角线" in capsys.readouterr().out
 
 
 def test_chapter_10_exercises_recognise_mistakes(capsys):
@@ -264,3 +273,113 @@ def test_chapter_10_exercises_recognise_mistakes(capsys):
     assert "平方" in capsys.readouterr().out
     assert not attnbook.check("10-3", 4)
     assert "略小" in capsys.readouterr().out
+
+
+# -- issue 14: device / dtype, buffers, the 找 bug set -----------------------------------------------
+
+def test_causal_mask_device_and_dtype():
+    assert causal_mask(3, device="meta").device.type == "meta"
+    additive = causal_mask(4, dtype=torch.float16)
+    assert additive.dtype == torch.float16 and additive.shape == (1, 1, 4, 4)
+    assert (additive[0, 0][causal_mask(4)[0, 0]] == 0).all() and additive[0, 0, 0, 1] == float("-inf")
+    torch.manual_seed(0)
+    Q, K, V = (torch.randn(1, 2, 4, 3) for _ in range(3))
+    torch.testing.assert_close(F.scaled_dot_product_attention(Q, K, V, attn_mask=causal_mask(4, dtype=torch.float32)),
+                               F.scaled_dot_product_attention(Q, K, V, is_causal=True))
+    for bad in (torch.int64, "bool", None):
+        with pytest.raises(attnbook.AttnBookError, match="dtype"):
+            causal_mask(4, dtype=bad)
+
+
+def test_padding_mask_device():
+    assert padding_mask([1, 2], 3, device="meta").device.type == "meta"
+    assert padding_mask(torch.tensor([1, 2]), 3).device.type == "cpu"
+
+
+def test_sinusoidal_device_dtype_and_bf16_promotion():
+    pe = sinusoidal_positional_encoding(10, 8, dtype=torch.bfloat16)
+    assert pe.dtype == torch.bfloat16
+    torch.testing.assert_close(pe.float(), sinusoidal_positional_encoding(10, 8), atol=1e-2, rtol=0)
+    emb = torch.randn(10, 8, dtype=torch.bfloat16)
+    assert (emb + sinusoidal_positional_encoding(10, 8)).dtype == torch.float32  # the trap
+    assert (emb + pe).dtype == torch.bfloat16
+    assert sinusoidal_positional_encoding(4, 4, device="meta").device.type == "meta"
+    for bad in (torch.int64, "float16"):
+        with pytest.raises(attnbook.AttnBookError, match="dtype"):
+            sinusoidal_positional_encoding(4, 4, dtype=bad)
+
+
+def test_sinusoidal_module_uses_a_non_persistent_buffer():
+    module = SinusoidalPositionalEncoding(8, max_len=16)
+    assert list(module.parameters()) == [] and [n for n, _ in module.named_buffers()] == ["pe"]
+    assert module.state_dict() == {}
+    x = torch.zeros(2, 5, 8, dtype=torch.bfloat16)
+    assert module(x).dtype == torch.bfloat16
+    module.to(torch.float64)
+    assert module.pe.dtype == torch.float64
+    torch.testing.assert_close(module(torch.zeros(1, 5, 8, dtype=torch.float64))[0],
+                               sinusoidal_positional_encoding(5, 8, dtype=torch.float64))
+    for bad in (torch.zeros(5, 8), torch.zeros(1, 5, 7), torch.zeros(1, 17, 8)):
+        with pytest.raises(attnbook.AttnBookError, match="x"):
+            module(bad)
+
+
+def _real(lengths, seq_len):
+    return torch.arange(seq_len) >= seq_len - lengths[:, None]
+
+
+def _keep(lengths, seq_len):
+    return _real(lengths, seq_len)[:, None, None, :] & causal_mask(seq_len)
+
+
+def _written(Q, K, V, keep, scale, fill=float("-inf"), zero_rows=True):
+    w = torch.softmax((Q @ K.transpose(-2, -1) * scale).masked_fill(~keep, fill), dim=-1)
+    return (torch.where(keep.any(-1, keepdim=True), w, 0.0) if zero_rows else w) @ V
+
+
+BUGS = {  # key: (buggy function, [recognisable wrong fixes], symptom words)
+    "09-3": (lambda Q, K, V, n: F.scaled_dot_product_attention(Q, K, V, attn_mask=~_keep(n, Q.size(-2))),
+              [lambda Q, K, V, n: F.scaled_dot_product_attention(Q, K, V, attn_mask=_keep(n, Q.size(-2)).float()),
+               lambda Q, K, V, n: F.scaled_dot_product_attention(Q, K, V, is_causal=True)],
+              ["泄漏"]),
+    "09-4": (lambda Q, K, V, n: _written(Q, K, V, causal_mask(Q.size(-2)), Q.size(-1) ** -0.5),
+              [lambda Q, K, V, n: _written(Q, K, V, _real(n, Q.size(-2))[:, None, :, None] & causal_mask(Q.size(-2)),
+                                           Q.size(-1) ** -0.5)],
+              ["填充位"]),
+    "09-5": (lambda Q, K, V, n: _written(Q, K, V, _keep(n, Q.size(-2)), (Q.size(1) * Q.size(-1)) ** -0.5),
+              [lambda Q, K, V, n: _written(Q, K, V, _keep(n, Q.size(-2)), 1 / Q.size(-1))],
+              ["缩放", "√d_k"]),
+    "09-6": (lambda Q, K, V, n: _written(Q, K, V, _real(n, Q.size(-2))[:, None, None, :]
+                                          & ~torch.ones(Q.size(-2), Q.size(-2), dtype=torch.bool).triu(), Q.size(-1) ** -0.5),
+              [lambda Q, K, V, n: _written(Q, K, V, _real(n, Q.size(-2))[:, None, None, :]
+                                           & (~torch.ones(6, 6, dtype=torch.bool).triu() | (torch.arange(6)[:, None] + torch.arange(6) == 0)),
+                                           Q.size(-1) ** -0.5)],
+              ["对角线"]),
+    "09-7": (lambda Q, K, V, n: _written(Q, K, V, _keep(n, Q.size(-2)), Q.size(-1) ** -0.5, fill=-1e9, zero_rows=False),
+              [lambda Q, K, V, n: _written(Q, K, V, _keep(n, Q.size(-2)), Q.size(-1) ** -0.5, zero_rows=False)],
+              ["整行被遮"]),
+}
+
+
+@pytest.mark.parametrize("key", list(BUGS))
+def test_bug_set_recognises_the_bug_and_a_wrong_fix(key, capsys):
+    buggy, wrong_fixes, words = BUGS[key]
+    assert attnbook.check(key, buggy) is False
+    out = capsys.readouterr().out
+    assert all(w in out for w in words), out
+    for wrong in wrong_fixes:
+        assert attnbook.check(key, wrong) is False
+        assert "❌" in capsys.readouterr().out
+    good = lambda Q, K, V, n: _written(Q, K, V, _keep(n, Q.size(-2)), Q.size(-1) ** -0.5)
+    assert attnbook.check(key, good) is True
+    assert attnbook.check(key, lambda Q, K, V, n: F.scaled_dot_product_attention(Q, K, V, attn_mask=_keep(n, Q.size(-2))))
+    assert "✅" in capsys.readouterr().out
+
+
+def test_bug_set_bad_answers(capsys):
+    assert attnbook.check("09-3", 3) is False and "函数" in capsys.readouterr().out
+    assert attnbook.check("09-3", lambda Q, K, V, n: 1 / 0) is False and "ZeroDivisionError" in capsys.readouterr().out
+    assert attnbook.check("09-3", lambda Q, K, V, n: Q[..., :2]) is False and "形状" in capsys.readouterr().out
+    assert attnbook.check("09-3", None) is False and "还没有作答" in capsys.readouterr().out
+    nan_rows = lambda Q, K, V, n: _written(Q, K, V, _keep(n, Q.size(-2)), Q.size(-1) ** -0.5, zero_rows=False)
+    assert attnbook.check("09-7", nan_rows) is False and "NaN" in capsys.readouterr().out

@@ -107,8 +107,154 @@ def test_chapter_07_08_exercises_recognise_typical_mistakes(capsys):
     dropped[2] = 0
     assert attnbook.check("07-3", dropped) is False and "重新归一化" in capsys.readouterr().out
     assert attnbook.check("07-2", [[3, 7, 32], [3, 7, 7]]) is False and "d_v" in capsys.readouterr().out
-    assert attnbook.check("08-1", 3 * (512 * 512 + 512)) is False and "out_proj" in capsys.readouterr().out
+    assert attnbook.check("08-1", 2 * 10 * 10) is False and "num_heads" in capsys.readouterr().out
+    assert attnbook.check("08-1", 2 * 8 * 10 * 10) is True
     assert attnbook.check("08-2", [2, 10, 8, 64]) is False and "transpose" in capsys.readouterr().out
     keep = attnbook.padding_mask(torch.tensor([3, 5]), 5)[:, 0, 0, :]
     assert attnbook.check("08-4", keep) is False and "取反" in capsys.readouterr().out
     assert attnbook.check("08-4", ~keep) is True
+
+
+# -- issue 14: hardened reference code -------------------------------------------------------------
+
+def test_errors_are_attnbook_errors_and_value_errors():
+    assert issubclass(attnbook.AttnBookError, ValueError)
+    with pytest.raises(attnbook.AttnBookError, match="参数 `x` 收到了"):
+        attnbook.SelfAttention(8)(torch.randn(5, 8))
+    with pytest.raises(attnbook.AttnBookError, match="参数 `K` 收到了"):
+        attnbook.scaled_dot_product_attention(torch.randn(2, 4), torch.randn(2, 3), torch.randn(2, 3))
+
+
+def test_float_masks_zero_one_accepted_additive_rejected_in_chinese():
+    torch.manual_seed(0)
+    Q, K, V = torch.randn(4, 3), torch.randn(4, 3), torch.randn(4, 2)
+    keep = torch.ones(4, 4, dtype=torch.bool).tril()
+    ref, _ = attnbook.scaled_dot_product_attention(Q, K, V, keep)
+    for same in (keep.float(), keep.int(), keep.double()):  # 0/1 in any dtype means keep/block
+        torch.testing.assert_close(attnbook.scaled_dot_product_attention(Q, K, V, same)[0], ref)
+    additive = torch.zeros(4, 4).masked_fill(~keep, float("-inf"))
+    with pytest.raises(attnbook.AttnBookError, match="加性") as info:
+        attnbook.scaled_dot_product_attention(Q, K, V, additive)
+    assert "additive_mask == 0" in str(info.value) and "参数 `mask`" in str(info.value)
+    torch.testing.assert_close(attnbook.scaled_dot_product_attention(Q, K, V, additive == 0)[0], ref)  # the advice works
+    for bad in (torch.zeros(4, 4), torch.full((4, 4), 0.5), torch.tensor([[2] * 4] * 4)):
+        with pytest.raises(attnbook.AttnBookError, match="mask"):
+            attnbook.scaled_dot_product_attention(Q, K, V, bad)
+    with pytest.raises(attnbook.AttnBookError, match="张量"):
+        attnbook.scaled_dot_product_attention(Q, K, V, [[1, 0], [1, 1]])
+
+
+def test_mask_on_another_device_is_a_chinese_error():
+    Q = torch.randn(3, 4)
+    with pytest.raises(attnbook.AttnBookError, match="device"):
+        attnbook.scaled_dot_product_attention(Q, Q, Q, torch.ones(3, 3, dtype=torch.bool, device="meta"))
+
+
+def test_num_heads_accepts_numpy_ints_and_rejects_bools():
+    import numpy as np
+
+    assert attnbook.MultiHeadSelfAttention(12, num_heads=np.int64(4)).d_k == 3
+    for bad in (True, 2.0, "4", 0):
+        with pytest.raises(attnbook.AttnBookError, match="num_heads"):
+            attnbook.MultiHeadSelfAttention(12, num_heads=bad)
+    with pytest.raises(attnbook.AttnBookError, match="d_model"):
+        attnbook.SelfAttention(0)
+
+
+def test_nn_multihead_attention_accepts_2d_and_3d_masks_not_4d():
+    torch.manual_seed(0)
+    mine = attnbook.MultiHeadSelfAttention(8, num_heads=2)
+    ref = torch.nn.MultiheadAttention(8, 2, batch_first=True)
+    with torch.no_grad():
+        ref.in_proj_weight.copy_(torch.cat([mine.W_q.weight, mine.W_k.weight, mine.W_v.weight]))
+        ref.in_proj_bias.copy_(torch.cat([mine.W_q.bias, mine.W_k.bias, mine.W_v.bias]))
+        ref.out_proj.weight.copy_(mine.out_proj.weight)
+        ref.out_proj.bias.copy_(mine.out_proj.bias)
+    x = torch.randn(3, 5, 8)
+    keep = attnbook.padding_mask([5, 3, 2], 5) & attnbook.causal_mask(5)  # [3, 1, 5, 5]
+    want, _ = mine(x, keep)
+    got_2d, _ = ref(x, x, x, attn_mask=~attnbook.causal_mask(5)[0, 0])  # [L, S]
+    torch.testing.assert_close(got_2d, mine(x, attnbook.causal_mask(5))[0])
+    got_3d, _ = ref(x, x, x, attn_mask=(~keep).expand(3, 2, 5, 5).reshape(6, 5, 5))  # [batch·num_heads, L, S]
+    torch.testing.assert_close(got_3d, want)
+    with pytest.raises((AssertionError, RuntimeError)):
+        ref(x, x, x, attn_mask=~keep)  # [batch, 1, L, S]: rejected
+
+
+def test_minus_1e9_overflows_in_half_precision_finfo_min_does_not():
+    scores = torch.randn(2, 3).half()
+    blocked = torch.tensor([[False, True, True], [False, False, True]])
+    with pytest.raises(RuntimeError, match="overflow"):
+        scores.masked_fill(blocked, -1e9)
+    safe = torch.softmax(scores.masked_fill(blocked, torch.finfo(scores.dtype).min).float(), -1)
+    assert safe[0].tolist() == [1.0, 0.0, 0.0] and safe[1, 2] == 0
+
+
+def _left_padded_layer():
+    torch.manual_seed(0)
+    layer = attnbook.MultiHeadSelfAttention(16, num_heads=2)
+    real = torch.arange(5)[None, :] >= 5 - torch.tensor([3, 5])[:, None]  # left padding
+    keep = real[:, None, None, :] & attnbook.causal_mask(5)
+    return layer, real, keep, torch.randn(2, 5, 16)
+
+
+def test_fully_masked_rows_poison_gradients_even_outside_the_loss():
+    layer, real, keep, x = _left_padded_layer()
+    x = x.requires_grad_()
+    out, _ = layer(x, keep)
+    out[real].pow(2).mean().backward()  # padded rows are not in the loss
+    assert layer.W_v.weight.grad.isnan().any() and layer.out_proj.weight.grad.isnan().any()
+    assert x.grad.isnan().any()
+    with torch.no_grad():  # left padding + causal: NaN reaches the whole sentence in layer 2
+        l2, _ = layer(layer(x, keep)[0], keep)
+    assert l2[0].isnan().all(-1).all() and not l2[1].isnan().any()
+
+
+@pytest.mark.parametrize("remedy", ["see_self", "where", "sdpa"])
+def test_remedies_keep_gradients_finite(remedy):
+    layer, real, keep, x = _left_padded_layer()
+    x = x.requires_grad_()
+    Q, K, V = (layer.split_heads(p(x)) for p in (layer.W_q, layer.W_k, layer.W_v))
+    if remedy == "see_self":
+        heads, _ = attnbook.scaled_dot_product_attention(Q, K, V, keep | torch.eye(5, dtype=torch.bool))
+    elif remedy == "where":
+        w = torch.softmax((Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))).masked_fill(~keep, float("-inf")), -1)
+        heads = torch.where(keep.any(-1, keepdim=True), w, 0.0) @ V
+    else:
+        heads = F.scaled_dot_product_attention(Q, K, V, attn_mask=keep)
+    out = layer.out_proj(layer.merge_heads(heads))
+    out[real].pow(2).mean().backward()
+    assert all(torch.isfinite(p.grad).all() for p in layer.parameters()) and torch.isfinite(x.grad).all()
+    with torch.no_grad():
+        torch.testing.assert_close(out[real], layer(x, keep)[0][real])  # real tokens unchanged
+
+
+def test_nn_multihead_attention_three_paths_for_a_fully_masked_row():
+    torch.manual_seed(0)
+    mha = torch.nn.MultiheadAttention(4, num_heads=2, batch_first=True)
+    x = torch.randn(1, 4, 4)
+    blocked = ~(torch.ones(4, 4, dtype=torch.bool).tril() & ~torch.eye(4, dtype=torch.bool))  # row 0: all blocked
+
+    def row0(training, need_weights, grad):
+        mha.train(training)
+        with torch.set_grad_enabled(grad):
+            return mha(x, x, x, attn_mask=blocked, need_weights=need_weights)[0][0, 0]
+
+    assert row0(True, True, True).isnan().all()  # explicit softmax
+    assert (row0(True, False, True) == 0).all()  # SDPA (torch >= 2.5)
+    assert row0(False, False, False).isnan().all()  # inference fast path
+
+
+def test_zeroing_after_softmax_needs_masked_fill_not_an_added_mask():
+    keep = torch.tensor([[False, False, False], [True, False, False], [True, True, False]])
+
+    def finite(how):
+        torch.manual_seed(0)
+        s = torch.randn(3, 3, requires_grad=True)
+        masked = s.masked_fill(~keep, float("-inf")) if how == "masked_fill" else \
+            s + torch.zeros(3, 3).masked_fill(~keep, float("-inf"))
+        w = torch.where(keep.any(-1, keepdim=True), torch.softmax(masked, -1), 0.0)
+        (w[1:] * torch.randn(2, 3)).sum().backward()
+        return bool(torch.isfinite(s.grad).all())
+
+    assert finite("masked_fill") and not finite("added")
