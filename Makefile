@@ -4,11 +4,19 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-BOOK_ENV := ATTNBOOK_STATIC=1 PYTHONWARNINGS=error:Glyph:UserWarning
+# The notebook list (in _toc.yml order) and the environment notebooks run in: tools/book.py, the one place.
+BOOK_ENV := $(shell $(PYTHON) tools/book.py --env)
 JB_FLAGS := --builder html -W -n --keep-going
-NOTEBOOKS := $(sort $(wildcard chapters/*.ipynb appendix/*.ipynb))
+NOTEBOOKS := $(shell $(PYTHON) tools/book.py --notebooks)
+# GNU make >= 4 runs nbval and the Colab run side by side with grouped output (--output-sync);
+# GNU make 3.81 (macOS's) has no --output-sync, so it runs them one after the other.
+ifeq ($(firstword $(sort $(MAKE_VERSION) 4)),4)
+SIDE_BY_SIDE := -j2 --output-sync=target
+else
+SIDE_BY_SIDE :=
+endif
 
-.PHONY: help install html html-noexec test test-nbval test-colab lab execute slides bench clean freeze
+.PHONY: help install html html-noexec test test-nbval test-colab lab execute slides pdf dist bench clean freeze
 
 help:
 	@echo "make html     建站（首次会建立 .venv 并安装依赖、执行全部笔记本）"
@@ -16,6 +24,8 @@ help:
 	@echo "make lab      用 JupyterLab 打开笔记本"
 	@echo "make execute  从头执行每个笔记本一次，把输出写回文件"
 	@echo "make slides   把每章做成 reveal.js 幻灯片（_build/html/slides/）"
+	@echo "make pdf      可打印的全书：_build/pdf/自注意力机制详解.pdf"
+	@echo "make dist     离线教学包：_build/dist/attnbook-offline-<版本>.zip（网站、笔记本、轮子、说明）"
 	@echo "make bench    测量建站、测试、页面与代码性能，写入 bench/report.md"
 	@echo "make clean    删除 _build"
 
@@ -29,7 +39,8 @@ $(STAMP): requirements.txt pyproject.toml
 install: $(STAMP)
 
 # The build executes notebooks through jupyter-cache (_build/.jupyter_cache), filled first by
-# tools/prefill_cache.py on every core: a rebuild with nothing changed executes nothing.
+# tools/prefill_cache.py with jupyter-cache's local-parallel executor (every core): a rebuild with
+# nothing changed executes nothing.
 html: install
 	$(BOOK_ENV) $(BIN)/python tools/prefill_cache.py
 	$(BOOK_ENV) $(BIN)/jupyter-book build . $(JB_FLAGS)
@@ -46,10 +57,11 @@ html-noexec: install
 # notebook and compares its stored outputs) and the run of every notebook on Colab's library
 # versions; then the site from the verified outputs, its slides, and the site/browser tests.
 test: install
-	$(BIN)/python -m pytest tests/unit tests/test_structure.py tests/test_classroom.py
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-nbval test-colab
+	$(BIN)/python -m pytest  # unit, structure, classroom, equivalence, teaching rule (pyproject: -m 'not site')
+	$(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-nbval test-colab
 	$(MAKE) --no-print-directory html-noexec
-	$(BIN)/python -m pytest tests/site
+	$(MAKE) --no-print-directory pdf dist
+	$(BIN)/python -m pytest -m site tests/site
 
 test-nbval: install
 	$(BOOK_ENV) $(BIN)/python -m pytest --nbval --nbval-current-env \
@@ -71,6 +83,15 @@ execute: install
 slides: install
 	test -f _build/html/_static/mathjax/tex-chtml.js || $(MAKE) html
 	$(BIN)/python tools/make_slides.py
+
+# The printed book: Chromium prints the single-page build (from the stored outputs).
+pdf: install
+	$(BIN)/python tools/make_pdf.py
+
+# The offline classroom kit: the built site (and the PDF if made), notebooks, wheel, pins, 离线使用说明.
+dist: install
+	test -f _build/html/index.html || $(MAKE) --no-print-directory html-noexec
+	$(BIN)/python tools/make_dist.py
 
 bench: install
 	$(BIN)/python tools/bench.py

@@ -1,10 +1,14 @@
 """Root pytest configuration: the environment every notebook runs in (also under nbval).
 
-* ATTNBOOK_STATIC=1: sliders render as precomputed frames, so outputs are deterministic.
-* matplotlib's "Glyph … missing from font" warning is an error, in pytest and in the kernels
-  nbval starts (they inherit PYTHONWARNINGS).
+tools/book.py's BOOK_ENV, the one definition: ATTNBOOK_STATIC=1 (sliders render as precomputed
+frames, so outputs are deterministic) and matplotlib's "Glyph … missing from font" warning as an
+error, in pytest and in the kernels nbval starts (they inherit PYTHONWARNINGS).
 """
 import os
+import pathlib
+import runpy
 
-os.environ.setdefault("ATTNBOOK_STATIC", "1")
-os.environ.setdefault("PYTHONWARNINGS", "error:Glyph:UserWarning")
+BOOK = runpy.run_path(str(pathlib.Path(__file__).resolve().parent / "tools" / "book.py"))
+
+for _key, _value in BOOK["BOOK_ENV"].items():
+    os.environ.setdefault(_key, _value)

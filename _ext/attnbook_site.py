@@ -11,17 +11,28 @@
   ``launch_buttons.thebe`` is false, yet sphinx-thebe still adds its loader, twice.
 * Sets the theme's default colour mode, so a first visit logs no console error.
 
+* Accessibility: every notebook figure gets its Chinese alt text from the PNG's ``Description``
+  (written by attnbook's PNG formatter from the figure's titles and axis labels); the theme's
+  remaining English strings are translated and the search and colour-mode buttons get names
+  that match what they show (axe-core's ``label-content-name-mismatch``).
+* Serves the book's OFL font as ``_static/fonts/AttnBookSansSC-Regular.otf`` for the printed
+  book (``_static/attnbook.css``, ``make pdf``).
+
 (``nb_ipywidgets_js: {}`` in _config.yml keeps myst-nb from adding require.js and the widget
 manager from a CDN; our sliders need neither.)
 """
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from importlib import resources
 from pathlib import Path
 
-os.environ["ATTNBOOK_STATIC"] = "1"
+import runpy  # noqa: E402
+
+# tools/book.py's BOOK_ENV (the one definition), before any notebook is executed.
+os.environ.update(runpy.run_path(str(Path(__file__).resolve().parents[1] / "tools" / "book.py"))["BOOK_ENV"])
 
 MATHJAX_PARTS = ["tex-chtml.js", "output/chtml/fonts/woff-v2", "input/tex/extensions", "ui", "a11y"]
 
@@ -45,6 +56,81 @@ def _copy_mathjax(app, exception) -> None:
     license_file = source.parent / "LICENSE"
     if license_file.exists():
         shutil.copy2(license_file, target / "LICENSE")
+
+
+#: English strings left by myst-nb, sphinx-togglebutton and the theme's templates (zh_CN has no
+#: translation for them), replaced in every written page.
+TRANSLATIONS = {
+    "Show code cell source": "显示代码",
+    "Hide code cell source": "隐藏代码",
+    "Show code cell content": "显示代码单元",
+    "Hide code cell content": "隐藏代码单元",
+    "Show code cell outputs": "显示输出",
+    "Hide code cell outputs": "隐藏输出",
+    "Show code cell output": "显示输出",
+    "Hide code cell output": "隐藏输出",
+    # the toggle of a hidden code cell is named by what it shows (“显示代码”), not by a label
+    '<summary aria-label="Toggle hidden content">': "<summary>",
+    '"Search this book..."': '"搜索本书…"',
+    '"Color mode"': '"颜色模式"',
+    '"Launch interactive content"': '"在线运行"',
+    '"Source repositories"': '"源代码仓库"',
+    '"System Settings"': '"跟随系统"',
+}
+
+
+def _fix_page(text: str) -> str:
+    for english, chinese in TRANSLATIONS.items():
+        text = text.replace(english, chinese)
+    # The search button shows “搜索 Ctrl+K”: its accessible name comes from that text, not from a
+    # shorter aria-label (WCAG 2.5.3 label in name).
+    text = re.sub(r'(<button class="btn search-button-field[^"]*"[^>]*?) aria-label="[^"]*"', r"\1", text)
+    # The colour-mode button: its icons' titles would be read as its content; the button's own
+    # (Chinese) label names it.
+    text = re.sub(r'(<i class="theme-switch [^"]*" data-mode="[a-z]+") +title="[^"]*"', r'\1 aria-hidden="true"',
+                  text)
+    return text
+
+
+def _finish_pages(app, exception) -> None:
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir)
+    for page in out.rglob("*.html"):
+        if "_static" in page.relative_to(out).parts:
+            continue
+        text = page.read_text(encoding="utf-8")
+        fixed = _fix_page(text)
+        if fixed != text:
+            page.write_text(fixed, encoding="utf-8")
+    fonts = Path(__file__).resolve().parents[1] / "attnbook" / "fonts"  # the package's OFL font
+    target = out / "_static" / "fonts"
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("AttnBookSansSC-Regular.otf", "OFL.txt"):
+        shutil.copy2(fonts / name, target / name)
+
+
+def _image_alt(app, doctree, docname) -> None:
+    """Alt text of notebook figures: the Chinese description stored in the PNG."""
+    from docutils import nodes
+
+    for node in doctree.findall(nodes.image):
+        if node.get("alt"):
+            continue
+        uri = node.get("uri", "")
+        if not uri.endswith(".png"):
+            continue
+        candidate = node.get("candidates", {}).get("*")  # relative to the source folder
+        path = Path(app.srcdir) / candidate if candidate else Path(app.env.relfn2path(uri, docname)[1])
+        description = ""
+        try:
+            from PIL import Image
+
+            with Image.open(path) as image:
+                description = image.text.get("Description", "") if hasattr(image, "text") else ""
+        except OSError:
+            pass
+        node["alt"] = description or "图：代码单元画出的图"
 
 
 def _execution_mode(app, config) -> None:
@@ -72,4 +158,6 @@ def setup(app):
 
     slides_link.setup(app)
     app.connect("build-finished", _copy_mathjax)
+    app.connect("build-finished", _finish_pages)
+    app.connect("doctree-resolved", _image_alt)
     return {"parallel_read_safe": True, "parallel_write_safe": True, "version": "1.0"}

@@ -4,23 +4,28 @@ Importing it changes nothing (no seeds, no styles, no fonts); call ``attnbook.se
 """
 from __future__ import annotations
 
+import importlib.metadata as _metadata
+
 from ._errors import AttnBookError
 # The taught code first: attnbook/book.py is generated from the chapters' #@save cells, and some
 # plumbing modules import from it.
 from .book import (MultiHeadSelfAttention, SelfAttention, causal_mask, padding_mask,
                    scaled_dot_product_attention, sinusoidal_positional_encoding)
-from ._setup import setup
+from .runtime import setup, torch_state
 from .exercises import check
 from ._fonts import FONT_FAMILY, font_path, register_font
 from .plots import heatmap, heatmap_grid
 from .sliders import Slider, slider, static_mode
 from .toy import cat_eats_fish
 
-__version__ = "0.1.0"
+try:  # the version lives in pyproject.toml only
+    __version__ = _metadata.version("attnbook")
+except _metadata.PackageNotFoundError:  # a source tree on sys.path, not installed
+    __version__ = "0+unknown"
 
 __all__ = [
     "AttnBookError", "FONT_FAMILY", "MultiHeadSelfAttention", "SelfAttention", "Slider",
     "cat_eats_fish", "causal_mask", "check", "font_path", "heatmap", "heatmap_grid",
     "padding_mask", "register_font", "scaled_dot_product_attention", "setup",
-    "sinusoidal_positional_encoding", "slider", "static_mode",
+    "sinusoidal_positional_encoding", "slider", "static_mode", "torch_state",
 ]

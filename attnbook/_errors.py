@@ -1,6 +1,7 @@
 """Readers' mistakes become clear Chinese errors: the argument, the value received, what was expected."""
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -21,6 +22,60 @@ def _describe(value: Any) -> str:
 def fail(arg: str, value: Any, expected: str) -> AttnBookError:
     """Build the standard error: 参数 `arg` 收到了 …，但应为 …。"""
     return AttnBookError(f"参数 `{arg}` 收到了 {_describe(value)}，但应为{expected}。")
+
+
+def _is_int(value: Any) -> bool:
+    return not isinstance(value, (bool, np.bool_)) and isinstance(value, (int, np.integer))
+
+
+def check_int(value: Any, arg: str, *, minimum: int | None = 1, maximum: int | None = None,
+              hint: str = "") -> int:
+    """``value`` as an int in [minimum, maximum] (either bound may be None), or a Chinese error.
+
+    ``hint`` is appended to the expectation, e.g. "或 None", "，例如 64".
+    """
+    if minimum is None and maximum is None:
+        expected = "整数"
+    elif maximum is None:
+        expected = {0: "非负整数", 1: "正整数"}.get(minimum, f"不小于 {minimum} 的整数")
+    elif minimum is None:
+        expected = f"不超过 {maximum} 的整数"
+    else:
+        expected = f"{minimum} 到 {maximum} 之间的整数"
+    if not _is_int(value) or (minimum is not None and value < minimum) \
+            or (maximum is not None and value > maximum):
+        raise fail(arg, value, expected + hint)
+    return int(value)
+
+
+def check_positive(value: Any, arg: str, *, hint: str = "，例如 1.0") -> float:
+    """``value`` as a finite float > 0, or a Chinese error."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(value) or value <= 0:
+        raise fail(arg, value, "有限的正数" + hint)
+    return float(value)
+
+
+def check_finite(value: Any, arg: str, *, hint: str = "，例如 1.0") -> float:
+    """``value`` as a finite float, or a Chinese error."""
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(value):
+        raise fail(arg, value, "有限实数" + hint)
+    return float(value)
+
+
+def check_bool(value: Any, arg: str, *, hint: str = "") -> bool:
+    """``value`` as a bool (Python or numpy), or a Chinese error."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise fail(arg, value, "True 或 False" + hint)
+    return bool(value)
+
+
+def check_choice(value: Any, arg: str, choices: Sequence[Any]) -> Any:
+    """``value`` if it is one of ``choices``, or a Chinese error listing them."""
+    if value not in choices:
+        raise fail(arg, value, f"{list(choices)} 之一")
+    return value
 
 
 def as_matrix(value: Any, arg: str) -> np.ndarray:

@@ -1,9 +1,5 @@
-"""`attnbook.setup()`: the one call at the top of every chapter."""
+"""Fonts and plot style, applied by ``attnbook.setup()`` (attnbook/runtime.py holds setup itself)."""
 from __future__ import annotations
-
-import random
-
-import numpy as np
 
 from ._fonts import register_font
 
@@ -23,41 +19,16 @@ STYLE = {
     "image.cmap": "cividis",
     "axes.unicode_minus": False,
     "svg.hashsalt": "attnbook",  # stable ids if a figure is saved as SVG
+    # Transparent backgrounds: the site's dark mode shows figures on the page's own background
+    # (its CSS turns dark text light there); Jupyter's dark themes add a light backdrop themselves.
+    "figure.facecolor": "none",
+    "axes.facecolor": "none",
+    "savefig.facecolor": "none",
 }
 
 
-def setup(seed: int = 0, *, deterministic: bool = True, threads: int | None = 1) -> None:
-    """Seed every generator, make torch deterministic, and set fonts and plot style.
-
-    Call it once at the top of a chapter. Importing attnbook does none of this.
-
-    Args:
-        seed: seed for ``random``, ``numpy`` and ``torch``.
-        threads: torch's intra-op threads. One thread is faster for the book's small tensors,
-            keeps reductions in a fixed order, and lets two notebooks run side by side on two
-            cores; ``None`` leaves torch's default (chapter 14 times larger work with it).
-        deterministic: ask torch for deterministic algorithms
-            (results are then reproducible run after run on one machine).
-    """
-    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-        from ._errors import fail
-        raise fail("seed", seed, "非负整数，例如 0")
-    if threads is not None and (not isinstance(threads, int) or isinstance(threads, bool) or threads < 1):
-        from ._errors import fail
-        raise fail("threads", threads, "正整数或 None")
-    random.seed(seed)
-    np.random.seed(seed)
-    try:
-        import torch
-    except ImportError:  # the plotting helpers work without torch
-        torch = None
-    if torch is not None:
-        torch.manual_seed(seed)
-        if threads is not None:
-            torch.set_num_threads(threads)
-        if deterministic:
-            torch.use_deterministic_algorithms(True, warn_only=True)
-
+def apply_style() -> None:
+    """The bundled CJK font and the book's plot style (``setup()`` in attnbook/runtime.py calls it)."""
     import matplotlib
 
     family = register_font()
@@ -74,6 +45,11 @@ def setup(seed: int = 0, *, deterministic: bool = True, threads: int | None = 1)
             from matplotlib_inline.backend_inline import set_matplotlib_formats
 
             set_matplotlib_formats("png")
+            from matplotlib.figure import Figure
+
+            from .plots import figure_png_with_alt  # PNGs carry a Chinese description (alt text)
+
+            ip.display_formatter.formatters["image/png"].for_type(Figure, figure_png_with_alt)
     except ImportError:
         pass
     from ._notebook import activate

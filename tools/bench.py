@@ -23,7 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 BIN = ROOT / ".venv" / "bin"
 sys.path.insert(0, str(ROOT / "tools"))
-from execute_notebooks import BOOK_ENV, book_notebooks, execute  # noqa: E402
+from book import BOOK_ENV, NOTEBOOKS  # noqa: E402  the one list and environment
+from execute_notebooks import execute  # noqa: E402
 
 ENV = {**os.environ, **BOOK_ENV}
 
@@ -68,7 +69,7 @@ def kernel_floor(repeats: int = 3) -> float:
 
 def notebook_times() -> dict[str, float]:
     out = {}
-    for path in book_notebooks():
+    for path in NOTEBOOKS:
         out[str(path.relative_to(ROOT))] = round(execute(path, write=False), 1)
     return out
 
@@ -124,7 +125,7 @@ def offsite_requests() -> int:
     base = f"http://127.0.0.1:{httpd.server_address[1]}"
     offsite = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path="/usr/bin/chromium", args=[
+        browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=[
             "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
             "--disable-component-update"])
         page = browser.new_page()
@@ -223,7 +224,7 @@ def mha_ratio(repeats: int = 15) -> tuple[float, float]:
 def nbval_three_times() -> list[bool]:
     cmd = ("{bin}/python -m pytest -q -n 2 --dist loadfile --nbval --nbval-current-env "
            "--nbval-sanitize-with tests/nbval_sanitize.cfg {nbs}").format(
-        bin=BIN, nbs=" ".join(str(p.relative_to(ROOT)) for p in book_notebooks()))
+        bin=BIN, nbs=" ".join(str(p.relative_to(ROOT)) for p in NOTEBOOKS))
     results = []
     for _ in range(3):
         results.append(subprocess.run(cmd, shell=True, cwd=ROOT, env=ENV,

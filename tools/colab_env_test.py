@@ -71,7 +71,9 @@ print("滑块在 ipywidgets", ipywidgets.__version__, "下可以显示并重绘"
 def notebooks(root: pathlib.Path, names: list[str]) -> list[pathlib.Path]:
     if names:
         return [(root / n).resolve() if not pathlib.Path(n).is_absolute() else pathlib.Path(n) for n in names]
-    return sorted(root.glob("chapters/*.ipynb")) + sorted(root.glob("appendix/*.ipynb"))
+    import runpy
+
+    return list(runpy.run_path(str(root / "tools" / "book.py"))["NOTEBOOKS"])  # the one list (tools/book.py)
 
 
 def run(nb, cwd: pathlib.Path) -> list[str]:

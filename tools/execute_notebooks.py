@@ -20,11 +20,12 @@ import nbformat
 from nbclient import NotebookClient
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-BOOK_ENV = {"ATTNBOOK_STATIC": "1", "PYTHONWARNINGS": "error:Glyph:UserWarning"}
+sys.path.insert(0, str(ROOT / "tools"))
+from book import BOOK_ENV, NOTEBOOKS  # noqa: E402  the one list and environment
 
 
 def book_notebooks() -> list[pathlib.Path]:
-    return sorted(ROOT.glob("chapters/*.ipynb")) + sorted(ROOT.glob("appendix/*.ipynb"))
+    return list(NOTEBOOKS)  # _toc.yml order
 
 
 def execute(path: pathlib.Path, timeout: int = 600, write: bool = True) -> float:

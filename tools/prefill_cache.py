@@ -1,80 +1,38 @@
-"""Execute the book's notebooks in parallel into the build's jupyter-cache (``make html``).
+"""Fill the build's jupyter-cache with jupyter-cache's own parallel executor (``make html``).
 
-Jupyter Book executes notebooks one after another; with 2 cores that leaves one idle. This
-script fills ``_build/.jupyter_cache`` the same way myst-nb's ``cache`` mode does (same
-library, same hashing, same working directory), using N worker processes. The build then
-finds every notebook cached and executes nothing. A notebook that fails is left out of the
-cache, so the build executes it again and reports the error as usual.
+Jupyter Book executes notebooks one after another; ``local-parallel`` (jupyter-cache's public
+executor API: get_cache / add_nb_to_project / load_executor) runs them on every core, in the
+notebook's own folder as myst-nb does, into the cache myst-nb reads (_build/.jupyter_cache). The
+build then finds every notebook cached and executes nothing. A notebook that fails is left out of
+the cache, so the build executes it again and reports the error as usual.
+The notebook list, environment and timeout come from tools/book.py (the timeout from _config.yml).
 """
 from __future__ import annotations
 
-import argparse
-import concurrent.futures as cf
+import logging
 import os
-import pathlib
 import sys
-import time
 
-import nbformat
-
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tools"))
-from execute_notebooks import BOOK_ENV, book_notebooks  # noqa: E402
-
-CACHE = ROOT / "_build" / ".jupyter_cache"
-
-
-def _run(path: str, timeout: int) -> tuple[str, str | None, str | None, float]:
-    from jupyter_cache.executors.utils import single_nb_execution
-
-    nb = nbformat.read(path, as_version=4)
-    result = single_nb_execution(nb, cwd=str(pathlib.Path(path).parent), allow_errors=False,
-                                 timeout=timeout, meta_override=True)
-    if result.err is not None:
-        return path, None, result.exc_string, result.time
-    return path, nbformat.writes(nb), None, result.time
+from book import BOOK_ENV, EXECUTION_TIMEOUT, NOTEBOOKS, ROOT
 
 
 def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1)
-    parser.add_argument("--timeout", type=int, default=300)
-    args = parser.parse_args()
     os.environ.update(BOOK_ENV)
-
     from jupyter_cache import get_cache
-    from jupyter_cache.base import CacheBundleIn
+    from jupyter_cache.executors import load_executor
 
-    cache = get_cache(str(CACHE))
-    todo = []
-    for path in book_notebooks():
-        nb = nbformat.read(path, as_version=4)
-        try:
-            cache.match_cache_notebook(nb)
-        except KeyError:
-            todo.append(path)
-    if not todo:
-        print("jupyter-cache：所有笔记本都已缓存，无需执行。")
-        return 0
-    print(f"jupyter-cache：并行执行 {len(todo)} 个笔记本（{args.jobs} 个进程）…", flush=True)
-    start = time.perf_counter()
-    failed = 0
-    with cf.ProcessPoolExecutor(max_workers=args.jobs) as pool:
-        futures = [pool.submit(_run, str(p), args.timeout) for p in todo]
-        for future in cf.as_completed(futures):
-            path, text, error, seconds = future.result()
-            rel = pathlib.Path(path).relative_to(ROOT)
-            if error is not None:
-                failed += 1
-                print(f"  失败 {rel}（建站时会重新执行并报告错误）", flush=True)
-                continue
-            record = cache.add_nb_to_project(path)
-            cache.cache_notebook_bundle(
-                CacheBundleIn(nbformat.reads(text, as_version=4), record.uri,
-                              data={"execution_seconds": seconds}),
-                check_validity=False, overwrite=True)
-            print(f"  {rel}: {seconds:.1f} s", flush=True)
-    print(f"并行执行用时 {time.perf_counter() - start:.1f} s", flush=True)
+    cache = get_cache(str(ROOT / "_build" / ".jupyter_cache"))
+    pks = [cache.add_nb_to_project(str(path)).pk for path in NOTEBOOKS]
+    logger = logging.getLogger("attnbook.prefill")  # its own handler: not multiprocessing's chatter
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = logging.StreamHandler(sys.stdout)
+    handler.setFormatter(logging.Formatter("jupyter-cache：%(message)s"))
+    logger.addHandler(handler)
+    executor = load_executor("local-parallel", cache, logger=logger)
+    result = executor.run_and_cache(filter_pks=pks, timeout=EXECUTION_TIMEOUT)
+    for uri in result.excepted + result.errored:
+        print(f"  失败 {os.path.relpath(uri, ROOT)}（建站时会重新执行并报告错误）", flush=True)
     return 0
 
 

@@ -1,8 +1,14 @@
-"""Fixtures for tests of the built site (_build/html): a local HTTP server and headless Chromium."""
+"""Fixtures for tests of the built site (_build/html): a local HTTP server and headless Chromium.
+
+Every test here carries the marker ``site``: a bare ``pytest`` leaves them out (pyproject's addopts),
+``pytest -m site tests/site`` runs them, and they skip, saying why, when no site is built.
+Chromium: ``$CHROMIUM`` if set, else ``chromium`` on the PATH, else /usr/bin/chromium.
+"""
 from __future__ import annotations
 
 import functools
 import http.server
+import os
 import pathlib
 import shutil
 import threading
@@ -11,15 +17,23 @@ import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SITE = ROOT / "_build" / "html"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects
+def pytest_collection_modifyitems(config, items) -> None:
+    here = pathlib.Path(__file__).parent
+    for item in items:
+        if here in pathlib.Path(item.path).parents:
+            item.add_marker(pytest.mark.site)
 
 
 @pytest.fixture(scope="session")
 def site() -> pathlib.Path:
     if not (SITE / "index.html").exists():
-        pytest.fail("_build/html 不存在：先运行 make html")
+        pytest.skip("_build/html 尚未生成（先运行 make html 或 make html-noexec），跳过网站测试")
     return SITE
 
 
@@ -42,7 +56,7 @@ def server(site):
 def browser():
     playwright = pytest.importorskip("playwright.sync_api")
     if not pathlib.Path(CHROMIUM).exists():
-        pytest.fail("找不到 Debian 的 chromium（apt-get install chromium）")
+        pytest.fail(f"找不到 Chromium：{CHROMIUM}（apt-get install chromium，或用环境变量 CHROMIUM=/路径 指定）")
     with playwright.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield browser

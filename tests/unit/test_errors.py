@@ -1,6 +1,8 @@
 """Readers' mistakes get a Chinese error naming the argument, the value received and what was expected."""
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 import torch
@@ -60,3 +62,31 @@ def test_error_is_a_value_error():
 def test_heatmap_error_names_sizes():
     with pytest.raises(AttnBookError, match="3 个标签"):
         attnbook.heatmap(np.eye(3), row_labels=["猫", "吃"])
+
+
+# -- the shared validators (attnbook/_errors.py), used by every helper module --------------------
+from attnbook._errors import check_bool, check_choice, check_finite, check_int, check_positive  # noqa: E402
+
+
+@pytest.mark.parametrize("call, arg, expected", [
+    (lambda: check_int(0, "n"), "n", "正整数"),
+    (lambda: check_int(True, "n"), "n", "正整数"),
+    (lambda: check_int(2.0, "n"), "n", "正整数"),
+    (lambda: check_int(-1, "seed", minimum=0), "seed", "非负整数"),
+    (lambda: check_int(5, "i", minimum=0, maximum=4), "i", "0 到 4 之间的整数"),
+    (lambda: check_positive(0.0, "lr"), "lr", "有限的正数"),
+    (lambda: check_positive(float("inf"), "lr"), "lr", "有限的正数"),
+    (lambda: check_finite(float("nan"), "x"), "x", "有限实数"),
+    (lambda: check_bool(1, "scaled"), "scaled", "True 或 False"),
+    (lambda: check_choice("z", "kind", ["a", "b"]), "kind", "['a', 'b'] 之一"),
+])
+def test_validators_name_the_argument_and_the_expectation(call, arg, expected, assert_reader_error):
+    assert_reader_error(call, arg)
+    with pytest.raises(ValueError, match=re.escape(expected)):  # AttnBookError is a ValueError: old `except ValueError` still works
+        call()
+
+
+def test_validators_return_plain_python_values():
+    assert check_int(np.int64(3), "n") == 3 and type(check_int(np.int64(3), "n")) is int
+    assert check_positive(np.float32(0.5), "lr") == 0.5
+    assert check_bool(np.bool_(True), "b") is True

@@ -2,18 +2,51 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import pytest
 import torch
 
 import attnbook
 from attnbook.exercises import load_all
 
 
-def test_every_exercise_has_a_computed_answer_that_passes():
-    registry = load_all()
-    assert registry, "no exercise registered"
-    for key, ex in registry.items():
-        expected = ex.make()
-        assert attnbook.check(key, expected.value, quiet=True), key
+def _numeric(value) -> np.ndarray:
+    if hasattr(value, "detach"):
+        value = value.detach().cpu().numpy()
+    return np.asarray(value, dtype=float)
+
+
+def _within(a: np.ndarray, b: np.ndarray, atol: float) -> bool:
+    return a.shape == b.shape and bool(np.allclose(a, b, atol=atol, rtol=0))
+
+
+# Known clashes, for the exercise's owner to fix (strict: the entry must go once fixed).
+# 08-1: batch·num_heads·seq_len·d_k = batch·seq_len·d_model (d_model = num_heads·d_k), so the hint
+# for "out" can never show; merge the two Mistakes into one hint ("Q 的各头或输出 out 的大小").
+CLASHES = {"08-1"}
+
+
+@pytest.mark.parametrize("key", [pytest.param(k, marks=pytest.mark.xfail(strict=True, reason="两个 Mistake 相同"))
+                                 if k in CLASHES else k for k in sorted(load_all())])
+def test_recognised_mistakes_are_told_apart_from_the_answer_and_each_other(key):
+    """No recognised Mistake lies within the tolerance of the answer (the checker would call it right),
+    and no two Mistakes lie within the tolerance of each other (the second hint could never show)."""
+    expected = load_all()[key].make()
+    if expected.judge is not None:
+        return  # judged by behaviour, no values to compare
+    values = [m.value for m in expected.mistakes]
+    if isinstance(expected.value, str):
+        texts = [str(v).strip() for v in values]
+        assert expected.value not in texts, key
+        assert len(set(texts)) == len(texts), key
+        return
+    answer = _numeric(expected.value)
+    assert np.isfinite(answer).all(), f"{key}: the answer itself contains NaN/inf"
+    mistakes = [_numeric(v) for v in values]
+    for i, m in enumerate(mistakes):
+        assert not _within(m, answer, expected.atol), f"{key}: mistake {i} is within atol of the answer"
+        for j in range(i):
+            assert not _within(m, mistakes[j], expected.atol), f"{key}: mistakes {j} and {i} are within atol"
 
 
 def test_recognised_mistake_explains(capsys):

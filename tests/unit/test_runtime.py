@@ -1,0 +1,130 @@
+"""attnbook.runtime: torch_state() restores torch's generator and thread count, and no helper that
+trains or samples moves the reader's random stream or leaves the thread count changed."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from attnbook import book, charlm, complexity, interpret, positions_exp, train_exp
+from attnbook.runtime import torch_state
+
+
+@pytest.fixture()
+def two_threads():
+    """Two threads before the call (setup() elsewhere leaves 1), so a helper that sets 1 and forgets fails."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    yield
+    torch.set_num_threads(before)
+
+
+def _leaves_state_alone(call) -> None:
+    torch.manual_seed(2024)
+    rng = torch.random.get_rng_state()
+    threads = torch.get_num_threads()
+    call()
+    assert torch.get_num_threads() == threads, "线程数没有恢复"
+    assert torch.equal(torch.random.get_rng_state(), rng), "全局随机状态被改动了"
+
+
+def test_torch_state_draws_what_manual_seed_draws_and_restores(two_threads):
+    torch.manual_seed(5)
+    expected = torch.randn(4)
+    torch.manual_seed(99)
+    rng = torch.random.get_rng_state()
+    with torch_state(seed=5):
+        assert torch.get_num_threads() == 1
+        assert torch.equal(torch.randn(4), expected)
+    assert torch.get_num_threads() == 2
+    assert torch.equal(torch.random.get_rng_state(), rng)
+
+
+def test_torch_state_restores_after_an_error(two_threads):
+    rng = torch.random.get_rng_state()
+    with pytest.raises(RuntimeError), torch_state(seed=1, threads=1):
+        torch.randn(3)
+        raise RuntimeError("boom")
+    assert torch.get_num_threads() == 2 and torch.equal(torch.random.get_rng_state(), rng)
+
+
+def test_torch_state_none_keeps_the_stream_and_the_threads(two_threads):
+    torch.manual_seed(7)
+    first = torch.randn(2)
+    torch.manual_seed(7)
+    with torch_state(threads=None):
+        assert torch.get_num_threads() == 2
+        assert torch.equal(torch.randn(2), first)  # no seed: draws from the current state
+    assert torch.equal(torch.randn(2), first)  # ... and the draw inside was undone
+
+
+@pytest.mark.parametrize("kwargs, arg", [({"seed": -1}, "seed"), ({"seed": 1.5}, "seed"),
+                                         ({"threads": 0}, "threads"), ({"threads": True}, "threads")])
+def test_torch_state_rejects_bad_arguments(kwargs, arg, assert_reader_error):
+    def call():
+        with torch_state(**kwargs):
+            pass
+    assert_reader_error(call, arg)
+
+
+SMALL = dict(d_model=16, num_heads=2, num_layers=1, d_ff=32)
+
+
+def _corpus():
+    text = charlm.corpus_text(charlm.load_tang_poems()[:20])
+    vocab = charlm.CharVocab(text)
+    return vocab, vocab.encode(text)
+
+
+def _attention_figure():
+    import matplotlib.pyplot as plt
+
+    vocab, data = _corpus()
+    with torch_state(seed=0):
+        model = book.CharTransformer(len(vocab), 16, 2, 1, max_len=16)
+    plt.close(charlm.attention_figure(model, vocab, "床前明月光，", layer=0))
+
+
+HELPERS = {
+    "train_exp.train_runs": lambda: train_exp.train_runs(SMALL, [{"seed": 0}, {"seed": 1}], steps=2, batch=2),
+    "charlm.attention_figure": _attention_figure,
+    "charlm.eval_windows": lambda: charlm.eval_windows(_corpus()[1], 8, 2),
+    "complexity.methods": lambda: complexity.methods(16, 4),
+    "complexity.benchmark": lambda: complexity.benchmark([16], d_model=8, window=4, repeats=1),
+    "complexity.memory_table": lambda: complexity.memory_table([16], d_model=8, window=4),
+    "complexity.make_inputs": lambda: complexity.make_inputs(8, 4),
+    "interpret.eval_batch": lambda: interpret.eval_batch(4),
+    "positions_exp.random_tokens": lambda: positions_exp.random_tokens(2, 4, 5, seed=0),
+    # taught code (#@save cells, attnbook/book.py)
+    "book.train_model": lambda: book.train_model("sinusoidal", seed=0, train_len=4, steps=2, d_model=8),
+    "book.train_induction": lambda: book.train_induction(0, steps=2, batch=4, d_model=8),
+}
+
+# #@save cells that still call torch.manual_seed on the global generator: the notebooks' owners
+# replace it with `with attnbook.torch_state(seed=seed, threads=None):` around the model's
+# construction. strict: this list fails once a cell is fixed, so the entry is then removed.
+RESEEDS_GLOBAL = {
+    "book.train_one": lambda: book.train_one(SMALL, seed=0, steps=2, batch=2),
+    "book.train_charlm": lambda: book.train_charlm(_corpus()[1], len(_corpus()[0]), steps=2, seq_len=8, batch=2,
+                                                   d_model=8, num_heads=2, num_layers=1),
+}
+
+
+@pytest.mark.parametrize("name", list(HELPERS))
+def test_helper_leaves_generator_and_threads_as_they_were(name, two_threads):
+    _leaves_state_alone(HELPERS[name])
+
+
+@pytest.mark.xfail(strict=True, reason="#@save 单元仍在全局生成器上 torch.manual_seed（见 RESEEDS_GLOBAL 的注释）")
+@pytest.mark.parametrize("name", list(RESEEDS_GLOBAL))
+def test_taught_training_loop_leaves_generator_as_it_was(name, two_threads):
+    _leaves_state_alone(RESEEDS_GLOBAL[name])
+
+
+def test_setup_sets_one_thread_and_seeds(two_threads):
+    import attnbook
+
+    attnbook.setup(seed=3, threads=1)
+    assert torch.get_num_threads() == 1
+    first = torch.randn(2)
+    attnbook.setup(seed=3, threads=None)  # None: the count is left as it is
+    assert torch.get_num_threads() == 1 and torch.equal(torch.randn(2), first)
