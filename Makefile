@@ -16,6 +16,10 @@ else
 SIDE_BY_SIDE :=
 endif
 
+# ipykernel 7 warns at every kernel start that it runs over TCP on localhost without encryption;
+# one line per kernel would bury the build log, so it is dropped from stderr (nothing else is).
+QUIET_KERNELS := 2> >(grep --line-buffered -v "running over TCP without encryption" >&2)
+
 .PHONY: help install html html-noexec test test-nbval test-colab lab execute slides pdf dist bench clean freeze
 
 help:
@@ -42,8 +46,8 @@ install: $(STAMP)
 # tools/prefill_cache.py with jupyter-cache's local-parallel executor (every core): a rebuild with
 # nothing changed executes nothing.
 html: install
-	$(BOOK_ENV) $(BIN)/python tools/prefill_cache.py
-	$(BOOK_ENV) $(BIN)/jupyter-book build . $(JB_FLAGS)
+	$(BOOK_ENV) $(BIN)/python tools/prefill_cache.py $(QUIET_KERNELS)
+	$(BOOK_ENV) $(BIN)/jupyter-book build . $(JB_FLAGS) $(QUIET_KERNELS)
 	$(BIN)/python tools/make_slides.py
 	@echo ""
 	@echo "网站已生成，用浏览器打开：file://$(CURDIR)/_build/html/index.html"
@@ -65,7 +69,7 @@ test: install
 
 test-nbval: install
 	$(BOOK_ENV) $(BIN)/python -m pytest --nbval --nbval-current-env \
-	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS)
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS) $(QUIET_KERNELS)
 
 # Colab's library versions, and PyTorch's non-vectorised CPU kernels (ATEN_CPU_CAPABILITY=default):
 # every assert of every notebook must also hold on a numeric path other than the one that wrote
@@ -78,7 +82,7 @@ lab: install
 
 execute: install
 	$(BIN)/python tools/save.py
-	$(BIN)/python tools/execute_notebooks.py $(NB)
+	$(BIN)/python tools/execute_notebooks.py $(NB) $(QUIET_KERNELS)
 
 slides: install
 	test -f _build/html/_static/mathjax/tex-chtml.js || $(MAKE) html

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 
 from book import BOOK_ENV, EXECUTION_TIMEOUT, NOTEBOOKS, ROOT
@@ -31,9 +32,44 @@ def main() -> int:
     logger.addHandler(handler)
     executor = load_executor("local-parallel", cache, logger=logger)
     result = executor.run_and_cache(filter_pks=pks, timeout=EXECUTION_TIMEOUT)
-    for uri in result.excepted + result.errored:
-        print(f"  失败 {os.path.relpath(uri, ROOT)}（建站时会重新执行并报告错误）", flush=True)
+    print(build_log(cache, result), flush=True)
     return 0
+
+
+def failure_summary(traceback: str) -> str:
+    """From jupyter-cache's stored traceback: the failing cell's first line and the error line."""
+    text = re.sub(r"\x1b\[[0-9;]*m", "", traceback or "")
+    cell = re.search(r"executing the following cell:\n-+\n(.*?)\n-+\n", text, re.S)
+    first = next((line for line in (cell.group(1).splitlines() if cell else []) if line.strip()
+                  and not line.lstrip().startswith("#")), "?")
+    # the failing line: attnbook.setup()'s short traceback ("单元格第 N 行：…") or IPython's "----> N …"
+    pointed = re.findall(r"单元格第 \d+ 行：(.*)|^-+> *\d+ (.*)$", text, re.M)
+    if pointed:
+        first = next(part for part in pointed[-1] if part)
+    errors = [line for line in text.splitlines() if re.match(r"^\w*(Error|Exception)\b.*:", line)]
+    return f"单元格 `{first.strip()[:70]}` → {errors[-1].strip()[:160] if errors else text.strip().splitlines()[-1:]}"
+
+
+def build_log(cache, result) -> str:
+    """One line per notebook (name, seconds, ok / cached / failed with the cell and the error) and a summary."""
+    executed = set(result.succeeded)
+    failed = set(result.excepted) | set(result.errored)
+    lines, total = ["", "笔记本执行情况（jupyter-cache）："], 0.0
+    for path in NOTEBOOKS:
+        uri, rel = str(path), path.relative_to(ROOT).as_posix()
+        if uri in failed:
+            record = cache.get_project_record(uri)
+            lines.append(f"  ✗ {rel:45s} 失败：{failure_summary(record.traceback)}")
+            continue
+        cached = cache.get_cached_project_nb(uri)
+        seconds = float((cached.data or {}).get("execution_seconds", 0.0)) if cached else 0.0
+        total += seconds if uri in executed else 0.0
+        state = "执行成功" if uri in executed else "已在缓存中（上次执行用时）"
+        lines.append(f"  ✓ {rel:45s} {seconds:6.1f} s  {state}")
+    lines.append(f"共 {len(NOTEBOOKS)} 个：本次执行 {len(executed)} 个（合计 {total:.0f} s 的内核时间），"
+                 f"沿用缓存 {len(NOTEBOOKS) - len(executed) - len(failed)} 个，失败 {len(failed)} 个"
+                 + ("（建站时会重新执行这些笔记本并报告完整错误）" if failed else ""))
+    return "\n".join(lines)
 
 
 if __name__ == "__main__":
