@@ -12,6 +12,7 @@ from ._errors import AttnBookError
 from .book import (MultiHeadSelfAttention, SelfAttention, causal_mask, padding_mask,
                    scaled_dot_product_attention, sinusoidal_positional_encoding)
 from .runtime import setup, torch_state
+from ._notebook import glue
 from .exercises import check
 from ._fonts import FONT_FAMILY, font_path, register_font
 from .plots import heatmap, heatmap_grid
@@ -25,7 +26,7 @@ except _metadata.PackageNotFoundError:  # a source tree on sys.path, not install
 
 __all__ = [
     "AttnBookError", "FONT_FAMILY", "MultiHeadSelfAttention", "SelfAttention", "Slider",
-    "cat_eats_fish", "causal_mask", "check", "font_path", "heatmap", "heatmap_grid",
+    "cat_eats_fish", "causal_mask", "check", "font_path", "glue", "heatmap", "heatmap_grid",
     "padding_mask", "register_font", "scaled_dot_product_attention", "setup",
     "sinusoidal_positional_encoding", "slider", "static_mode", "torch_state",
 ]

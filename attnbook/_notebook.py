@@ -89,3 +89,25 @@ def activate() -> None:
         return
     short_tracebacks(shell)
     print(provenance())
+
+
+GLUE_PREFIX = "application/papermill.record/"  # myst-nb's prefix for glued values
+
+
+def glue(name: str, variable: Any, display: bool = True) -> None:
+    """Store ``variable`` under ``name`` for the page's text: ``{glue:text}`name:.2f``` in Markdown.
+
+    The same output as ``myst_nb.glue`` (which the site build reads; same arguments), without needing
+    myst-nb in the kernel: Colab does not install it. ``display=False`` stores the value without showing it.
+    """
+    from IPython.core.formatters import format_display_data
+    from IPython.display import display as ipy_display
+
+    if not isinstance(name, str) or not name:
+        from ._errors import fail
+
+        raise fail("name", name, "非空字符串，例如 \"ratio\"")
+    mimebundle, metadata = format_display_data(variable)
+    mime_prefix = "" if display else GLUE_PREFIX
+    metadata["scrapbook"] = dict(name=name, mime_prefix=mime_prefix)
+    ipy_display({mime_prefix + k: v for k, v in mimebundle.items()}, raw=True, metadata=metadata)

@@ -1,5 +1,6 @@
-"""What attention costs (chapter 14): a memory-efficient sliding-window attention, a 1-D CNN
-layer, FLOP formulas, and helpers to measure run time and peak memory on the CPU.
+"""What attention costs (chapter 14): helpers to measure run time and peak memory on the CPU,
+and the chapter's figures. The sliding-window attention, the 1-D CNN layer (ConvMixer), the FLOP
+formulas and fit_slope are taught in the chapter (its ``#@save`` cells) and re-exported here.
 
 Full attention is the book's own :func:`attnbook.scaled_dot_product_attention`.
 """
@@ -15,52 +16,18 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from ._errors import fail
+from ._errors import check_int
+from .runtime import torch_state
 from .book import band_mask, sliding_window_attention
 from .book import scaled_dot_product_attention
-
-
-# ---------------------------------------------------------------------------------------------
-# Sliding-window attention
-# ---------------------------------------------------------------------------------------------
-class ConvMixer(nn.Module):
-    """A 1-D convolution over the sequence, d_model channels in and out, as a drop-in
-    "token mixer": forward(x [batch, seq_len, d_model]) -> [batch, seq_len, d_model].
-
-    Each output position sees kernel_size neighbours; cost ≈ 2 · seq_len · kernel_size · d_model².
-    """
-
-    def __init__(self, d_model: int, kernel_size: int = 5) -> None:
-        super().__init__()
-        if kernel_size % 2 != 1:
-            raise fail("kernel_size", kernel_size, "奇数（左右对称地补零，输出长度才与输入相同）")
-        self.conv = nn.Conv1d(d_model, d_model, kernel_size, padding=kernel_size // 2)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.conv(x.transpose(1, 2)).transpose(1, 2)
-
-
-# ---------------------------------------------------------------------------------------------
-# Formulas
-# ---------------------------------------------------------------------------------------------
-def attention_flops(seq_len: int, d: int) -> int:
-    """Full attention, QKᵀ plus weights × V: 2 · (2 · n² · d) = 4 n² d FLOPs (a multiply-add = 2)."""
-    return 4 * seq_len**2 * d
-
-
-def window_flops(seq_len: int, d: int, keys_per_query: int) -> int:
-    """Sliding-window attention where each query meets ``keys_per_query`` keys: 4 · n · w · d."""
-    return 4 * seq_len * keys_per_query * d
-
-
-def conv_flops(seq_len: int, d: int, kernel_size: int) -> int:
-    """1-D convolution with d channels in and out: 2 · n · k · d² FLOPs."""
-    return 2 * seq_len * kernel_size * d**2
-
-
-def score_matrix_bytes(seq_len: int, *, batch: int = 1, num_heads: int = 1, bytes_per_value: int = 4) -> int:
-    """Size of the attention-weight tensor [batch, num_heads, n, n]: batch · num_heads · n² · 4 bytes."""
-    return batch * num_heads * seq_len**2 * bytes_per_value
+from .book import (  # chapter 14's own code (its #@save cells), re-exported here
+    ConvMixer,
+    attention_flops,
+    conv_flops,
+    fit_slope,
+    score_matrix_bytes,
+    window_flops,
+)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -77,8 +44,7 @@ def median_time(fn: Callable[[], Any], repeats: int = 3, warmup: int = 1, min_to
     At least ``repeats`` runs; a fast ``fn`` is repeated until the runs add up to ``min_total``
     seconds (at most ``max_repeats`` runs), so that short calls are not one noisy sample.
     """
-    if not isinstance(repeats, int) or repeats < 1:
-        raise fail("repeats", repeats, "正整数")
+    check_int(repeats, "repeats")
     with torch.inference_mode():
         for _ in range(warmup):
             fn()
@@ -149,17 +115,6 @@ def peak_memory(fn: Callable[[], Any], *, warmup: bool = True) -> float:
     return float(max(peak - before, 0))
 
 
-def fit_slope(ns: Sequence[float], values: Sequence[float], *, min_n: float = 0) -> float:
-    """Slope of log(values) against log(ns), fitted on the points with n ≥ ``min_n``."""
-    ns = np.asarray(ns, dtype=float)
-    values = np.asarray(values, dtype=float)
-    keep = (ns >= min_n) & np.isfinite(values) & (values > 0)
-    if keep.sum() < 2:
-        raise fail("min_n", min_n, "一个让至少两个点参与拟合的下限")
-    slope, _ = np.polyfit(np.log(ns[keep]), np.log(values[keep]), 1)
-    return float(slope)
-
-
 def make_inputs(seq_len: int, d_model: int = 64, *, seed: int = 0) -> dict[str, torch.Tensor]:
     """Random Q, K, V ``[1, 1, seq_len, d_model]`` (batch 1, one head) and X ``[1, seq_len, d_model]``."""
     g = torch.Generator().manual_seed(seed)
@@ -169,8 +124,8 @@ def make_inputs(seq_len: int, d_model: int = 64, *, seed: int = 0) -> dict[str, 
 
 def methods(d_model: int = 64, window: int = 64, kernel_size: int = 5) -> dict[str, Callable[[dict], Any]]:
     """The four token mixers compared in chapter 14, each ``f(inputs) -> output``."""
-    torch.manual_seed(0)
-    conv = ConvMixer(d_model, kernel_size).eval()
+    with torch_state(seed=0, threads=None):  # the convolution's own weights; the reader's generator is untouched
+        conv = ConvMixer(d_model, kernel_size).eval()
     return {
         "全注意力（本书实现）": lambda x: scaled_dot_product_attention(x["Q"], x["K"], x["V"])[0],
         "PyTorch SDPA": lambda x: F.scaled_dot_product_attention(x["Q"], x["K"], x["V"]),
@@ -195,19 +150,14 @@ def benchmark(
     """
     import pandas as pd
 
-    old = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
     rows = []
-    try:
+    with torch_state(threads=threads):
         fns = methods(d_model, window, kernel_size)
         for n in ns:
             x = make_inputs(n, d_model)
             for name, fn in fns.items():
                 seconds = median_time(lambda: fn(x), repeats=repeats, warmup=1 if n <= 2048 else 0)
                 rows.append({"方法": name, "n": n, "秒": seconds})
-    finally:
-        torch.set_num_threads(old)
     return pd.DataFrame(rows)
 
 
@@ -226,18 +176,13 @@ def memory_table(
     """
     import pandas as pd
 
-    old = torch.get_num_threads()
-    if threads is not None:
-        torch.set_num_threads(threads)
-    fns = methods(d_model, window, kernel_size)
-    peaks: dict[str, list[float]] = {name: [] for name in fns}
-    try:
+    with torch_state(threads=threads):
+        fns = methods(d_model, window, kernel_size)
+        peaks: dict[str, list[float]] = {name: [] for name in fns}
         for n in ns:
             x = make_inputs(n, d_model)
             for name, fn in fns.items():
                 peaks[name].append(peak_memory(lambda: fn(x)))
-    finally:
-        torch.set_num_threads(old)
     return pd.DataFrame(peaks, index=pd.Index(list(ns), name="n"))
 
 
@@ -314,7 +259,7 @@ def window_blocks_figure(seq_len: int = 24, window: int = 3, block: int = 6, cau
         axes[1].add_patch(Rectangle((start - left - 0.5, start - 0.5), block + left + right, block,
                                     fill=False, edgecolor="#E45756", lw=1.2, clip_on=True))
     blocked = np.where(keep > 0, 2, blocked)
-    titles = (f"全注意力 + 带状 mask：算 {seq_len * seq_len} 个分数",
+    titles = (f"全注意力 + 带状掩码：算 {seq_len * seq_len} 个分数",
               f"分块：算 {int((blocked > 0).sum())} 个（红框）")
     for ax, data, title in zip(axes, (full, blocked), titles):
         ax.imshow(data, cmap=cmap, vmin=0, vmax=2, aspect="equal")

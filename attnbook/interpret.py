@@ -1,5 +1,8 @@
-"""Looking inside attention heads (chapter 13): an induction task, a small attention-only model,
-per-head scores, head diversity, ablation and the figures of the chapter.
+"""Looking inside attention heads (chapter 13): the plumbing of the chapter, i.e. the induction task
+(a data generator), a held-out batch, tables and figures.
+
+The model, its training loop, the head scores, head diversity and the ablation are taught in the
+chapter (its ``#@save`` cells, generated into :mod:`attnbook.book`) and re-exported here.
 
 The model reuses the book's own pieces: :class:`attnbook.MultiHeadSelfAttention` (its projections),
 :func:`attnbook.scaled_dot_product_attention`, :func:`attnbook.causal_mask` and
@@ -9,7 +12,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
@@ -18,12 +21,20 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from ._errors import fail
-from .book import AttnOnlyTransformer
-from .book import scaled_dot_product_attention
-from .book import causal_mask
-from .book import MultiHeadSelfAttention
-from .book import sinusoidal_positional_encoding
-from ._threads import one_thread
+from .book import (  # the chapter's own code (its #@save cells), re-exported here
+    AttnOnlyTransformer,
+    TrainResult,
+    ablation_accuracy,
+    accuracy,
+    causal_mask,
+    head_diversity,
+    head_scores,
+    induction_loss,
+    induction_score,
+    js_divergence,
+    previous_token_score,
+    train_induction,
+)
 
 #: Token i is shown as the i-th capital letter.
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
@@ -96,133 +107,16 @@ def induction_batch(
     return InductionBatch(tokens=tokens, loss_mask=loss_mask, seg_start=P, seg_len=L)
 
 
-# ---------------------------------------------------------------------------------------------
-# The model
-# ---------------------------------------------------------------------------------------------
-@dataclass
-class TrainResult:
-    """A trained model, its loss after every step and the settings that produced it."""
-
-    model: AttnOnlyTransformer
-    losses: list[float]
-    config: dict[str, Any] = field(default_factory=dict)
-
-
-def induction_loss(logits: torch.Tensor, data: InductionBatch) -> torch.Tensor:
-    """Cross-entropy of predicting token t+1 at the positions of ``data.loss_mask``."""
-    pred = logits[:, :-1]  # [batch, seq_len-1, vocab_size]
-    target = data.tokens[:, 1:]
-    keep = data.loss_mask[:, :-1]
-    return F.cross_entropy(pred[keep], target[keep])
-
-
-def train_induction(
-    seed: int = 0,
-    *,
-    steps: int = 500,
-    lr: float = 1e-2,
-    batch: int = 64,
-    d_model: int = 32,
-    num_heads: int = 2,
-    num_layers: int = 2,
-    seq_len: int = 24,
-    vocab_size: int = 26,
-) -> TrainResult:
-    """Train an :class:`AttnOnlyTransformer` on fresh induction batches with Adam.
-
-    Deterministic: the weights come from ``torch.manual_seed(seed)``, the data from a generator
-    seeded with ``1000 + seed``, and training runs on one thread (restored afterwards).
-    ``steps=0`` returns the untrained model.
-    """
-    if not isinstance(steps, int) or steps < 0:
-        raise fail("steps", steps, "非负整数")
-    if not lr > 0:
-        raise fail("lr", lr, "正数")
-    with one_thread():
-        torch.manual_seed(seed)
-        model = AttnOnlyTransformer(vocab_size, d_model, num_heads, num_layers, max_len=seq_len)
-        g = torch.Generator().manual_seed(1000 + seed)
-        opt = torch.optim.Adam(model.parameters(), lr=lr, foreach=True)
-        losses = []
-        for _ in range(steps):
-            data = induction_batch(batch, seq_len=seq_len, vocab_size=vocab_size, generator=g)
-            logits, _ = model(data.tokens)
-            loss = induction_loss(logits, data)
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            losses.append(loss.item())
-    model.eval()
-    config = dict(seed=seed, steps=steps, lr=lr, batch=batch, d_model=d_model, num_heads=num_heads,
-                  num_layers=num_layers, seq_len=seq_len, vocab_size=vocab_size)
-    return TrainResult(model=model, losses=losses, config=config)
-
-
 def eval_batch(batch: int = 256, seed: int = 12345, **kwargs: Any) -> InductionBatch:
     """A fixed held-out batch (its own generator, never seen in training)."""
     return induction_batch(batch, generator=torch.Generator().manual_seed(seed), **kwargs)
 
 
-@torch.no_grad()
-def run(model: AttnOnlyTransformer, data: InductionBatch, head_mask: torch.Tensor | None = None):
-    """(logits, attn_weights list) on ``data`` without gradients, on one thread."""
-    with one_thread():
-        return model(data.tokens, head_mask=head_mask)
-
-
-def accuracy(model: AttnOnlyTransformer, data: InductionBatch, head_mask: torch.Tensor | None = None) -> float:
-    """Fraction of copyable positions (``data.loss_mask``) whose next token is predicted right."""
-    logits, _ = run(model, data, head_mask)
-    right = logits[:, :-1].argmax(-1) == data.tokens[:, 1:]
-    return right[data.loss_mask[:, :-1]].float().mean().item()
-
-
 # ---------------------------------------------------------------------------------------------
-# Scores of a head
+# Tables
 # ---------------------------------------------------------------------------------------------
-def _check_weights(attn_weights: torch.Tensor, name: str = "attn_weights") -> torch.Tensor:
-    w = torch.as_tensor(attn_weights)
-    if w.dim() < 2 or w.shape[-1] != w.shape[-2]:
-        raise fail(name, w, "形状为 [..., seq_len, seq_len] 的注意力权重（最后两维相等）")
-    return w
-
-
-def previous_token_score(attn_weights: torch.Tensor) -> torch.Tensor:
-    """Mean weight a query puts on the key just before it: mean over t ≥ 1 of ``w[..., t, t-1]``.
-
-    attn_weights: ``[..., seq_len, seq_len]``; returns ``[...]`` (e.g. ``[batch, num_heads]``).
-    1 = a perfect previous-token head.
-    """
-    w = _check_weights(attn_weights)
-    return torch.diagonal(w, offset=-1, dim1=-2, dim2=-1).mean(-1)
-
-
-def induction_score(attn_weights: torch.Tensor, data: InductionBatch) -> torch.Tensor:
-    """Mean weight a query in the second copy of A puts on the token *after* the earlier occurrence
-    of its own token, i.e. on key ``t - L + 1``, over the positions of ``data.loss_mask``.
-
-    attn_weights: ``[batch, num_heads, seq_len, seq_len]``; returns ``[num_heads]``.
-    """
-    w = _check_weights(attn_weights)
-    if w.dim() != 4 or w.shape[0] != data.tokens.shape[0] or w.shape[-1] != data.tokens.shape[1]:
-        raise fail("attn_weights", w, f"[batch={data.tokens.shape[0]}, num_heads, "
-                   f"{data.tokens.shape[1]}, {data.tokens.shape[1]}]，与 data 的 batch 和 seq_len 一致")
-    b, t = torch.nonzero(data.loss_mask, as_tuple=True)  # 所有可复制的位置
-    key = t - data.seg_len[b] + 1  # 上一次出现之后的那个位置
-    picked = w[b, :, t, key]  # [num_positions, num_heads]
-    return picked.mean(0)
-
-
-def head_scores(model: AttnOnlyTransformer, data: InductionBatch) -> dict[str, torch.Tensor]:
-    """``{"prev": [num_layers, num_heads], "induction": [num_layers, num_heads]}`` on ``data``."""
-    _, weights = run(model, data)
-    prev = torch.stack([previous_token_score(w).mean(0) for w in weights])
-    ind = torch.stack([induction_score(w, data) for w in weights])
-    return {"prev": prev, "induction": ind}
-
-
 def score_table(scores_by_run: dict[str, dict[str, torch.Tensor]], digits: int = 2):
-    """A pandas DataFrame: one row per (run, layer, head), columns 前一词分数 and 归纳分数.
+    """A pandas DataFrame: one row per (run, layer, head), columns 前一词得分 and 归纳得分.
 
     Layers and heads are numbered from 1 in the table (第 1 层, 头 1) as in the figures.
     """
@@ -233,66 +127,9 @@ def score_table(scores_by_run: dict[str, dict[str, torch.Tensor]], digits: int =
         num_layers, num_heads = s["prev"].shape
         for layer, head in itertools.product(range(num_layers), range(num_heads)):
             rows.append({"运行": name, "层": layer + 1, "头": head + 1,
-                         "前一词分数": round(float(s["prev"][layer, head]), digits),
-                         "归纳分数": round(float(s["induction"][layer, head]), digits)})
+                         "前一词得分": round(float(s["prev"][layer, head]), digits),
+                         "归纳得分": round(float(s["induction"][layer, head]), digits)})
     return pd.DataFrame(rows).set_index(["运行", "层", "头"])
-
-
-# ---------------------------------------------------------------------------------------------
-# Diversity of heads
-# ---------------------------------------------------------------------------------------------
-def js_divergence(p: torch.Tensor, q: torch.Tensor, dim: int = -1) -> torch.Tensor:
-    """Jensen–Shannon divergence in bits (base 2), between 0 (same) and 1 (disjoint supports).
-
-    JS(p, q) = ½ KL(p ‖ m) + ½ KL(q ‖ m), m = ½ (p + q); 0 · log 0 counts as 0.
-    p, q: probability distributions along ``dim`` (broadcastable shapes).
-    """
-    p = torch.as_tensor(p, dtype=torch.float64)
-    q = torch.as_tensor(q, dtype=torch.float64)
-    m = 0.5 * (p + q)
-
-    def kl(a, b):
-        ratio = torch.where(a > 0, a / torch.where(b > 0, b, torch.ones_like(b)), torch.ones_like(a))
-        return (a * torch.log2(ratio)).sum(dim)
-
-    return 0.5 * kl(p, m) + 0.5 * kl(q, m)
-
-
-def head_diversity(weights: Sequence[torch.Tensor] | torch.Tensor, *, within_layer: bool = False) -> float:
-    """Mean pairwise Jensen–Shannon divergence (bits) between heads' attention distributions.
-
-    weights: a list with one ``[batch, num_heads, seq_len, seq_len]`` per layer (or one such tensor).
-    For each pair of heads we compare the two rows of the same query in the same sequence, skip
-    query 0 (it can only see itself, every head agrees), and average. ``within_layer=True`` only
-    pairs heads of the same layer. 0 = all heads identical.
-    """
-    if isinstance(weights, torch.Tensor):
-        weights = [weights]
-    groups = [list(w.unbind(1)) for w in weights]  # 每层一组：[batch, seq_len, seq_len]
-    if within_layer:
-        pairs = [pair for g in groups for pair in itertools.combinations(g, 2)]
-    else:
-        pairs = list(itertools.combinations([h for g in groups for h in g], 2))
-    if not pairs:
-        raise fail("weights", [tuple(w.shape) for w in weights], "至少两个头")
-    values = [js_divergence(a[:, 1:], b[:, 1:]).mean() for a, b in pairs]
-    return float(torch.stack(values).mean())
-
-
-def ablation_accuracy(model: AttnOnlyTransformer, data: InductionBatch) -> dict[str, float]:
-    """Accuracy with nothing removed, with each head removed, and with each whole layer removed."""
-    num_layers = len(model.layers)
-    num_heads = model.layers[0].num_heads
-    out = {"完整模型": accuracy(model, data)}
-    for layer, head in itertools.product(range(num_layers), range(num_heads)):
-        keep = torch.ones(num_layers, num_heads)
-        keep[layer, head] = 0
-        out[f"去掉 第{layer + 1}层·头{head + 1}"] = accuracy(model, data, keep)
-    for layer in range(num_layers):
-        keep = torch.ones(num_layers, num_heads)
-        keep[layer] = 0
-        out[f"去掉 第{layer + 1}层全部头"] = accuracy(model, data, keep)
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -353,12 +190,12 @@ def head_figure(weights: Sequence[torch.Tensor], data: InductionBatch, layer: in
     ax.legend(loc="lower left", fontsize=7, framealpha=0.8)
     prev = previous_token_score(w).item()
     ind = w[q, q - L + 1].mean().item()
-    ax.set_xlabel(f"键（被看的词）   本句：前一词分数 {prev:.2f}，归纳分数 {ind:.2f}")
+    ax.set_xlabel(f"键（被看的词）   本句：前一词得分 {prev:.2f}，归纳得分 {ind:.2f}")
     return fig
 
 
 def plot_scores(table, *, ax=None):
-    """Scatter of 前一词分数 vs 归纳分数, one point per (run, layer, head), coloured by layer."""
+    """Scatter of 前一词得分 vs 归纳得分, one point per (run, layer, head), coloured by layer."""
     import matplotlib.pyplot as plt
 
     if ax is None:
@@ -367,7 +204,7 @@ def plot_scores(table, *, ax=None):
     markers = ["o", "s", "^", "D", "v"]
     runs = list(dict.fromkeys(table.index.get_level_values(0)))
     for (run_name, layer, head), row in table.iterrows():
-        ax.scatter(row["前一词分数"], row["归纳分数"], color=colours.get(layer, "grey"),
+        ax.scatter(row["前一词得分"], row["归纳得分"], color=colours.get(layer, "grey"),
                    marker=markers[runs.index(run_name) % len(markers)], s=40, alpha=0.8)
     for layer, colour in colours.items():
         if layer in table.index.get_level_values(1):
@@ -376,8 +213,8 @@ def plot_scores(table, *, ax=None):
         ax.scatter([], [], color="grey", marker=markers[i % len(markers)], label=str(run_name))
     ax.set_xlim(-0.03, 1.03)
     ax.set_ylim(-0.03, 1.03)
-    ax.set_xlabel("前一词分数")
-    ax.set_ylabel("归纳分数")
+    ax.set_xlabel("前一词得分")
+    ax.set_ylabel("归纳得分")
     ax.legend(fontsize=7, loc="center right")
     return ax
 

@@ -1,8 +1,9 @@
-"""Helpers for Part I (chapters 01–03): N-gram windows, path lengths, the library lookup,
-the encoder–decoder bottleneck diagram and the X·Xᵀ self-match experiment.
+"""Plumbing for Part I (chapters 01–04): the example sentence, the library data, and the figures
+and sliders (N-gram window, path lengths, temperature, bottleneck, learned lookup, X·Xᵀ, 猫吃鱼).
 
-Plot functions are pure: parameters in, matplotlib Figure out; nothing is shown.
-``soft_lookup`` is taught in chapter 02 in a ``#@save`` cell (identical to the code here).
+The taught code these figures draw (``ngram_window``, ``path_lengths``, ``soft_lookup``,
+``random_scores``, ``self_match_rate``) is written in the chapters' ``#@save`` cells and imported
+from attnbook.book. Plot functions are pure: parameters in, matplotlib Figure/Axes out; nothing is shown.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from typing import Sequence
 import numpy as np
 import torch
 
-from ._errors import fail
-from .book import soft_lookup
+from ._errors import check_bool, check_finite, check_int, check_positive, fail
+from .book import ngram_window, path_lengths, random_scores, self_match_rate, soft_lookup
 
 # ---------------------------------------------------------------------------------------------
 # Chapter 01: N-gram windows and path lengths
@@ -43,20 +44,6 @@ def tokenize(sentence: str, how: str) -> list[str]:
             raise fail("sentence", sentence, "用 / 分隔的词，且相邻两个 / 之间不能为空")
         return words
     raise fail("how", how, '"字"（按字切分）或 "词"（按 / 切分）')
-
-
-def ngram_window(tokens: Sequence[str], position: int, n: int) -> list[str]:
-    """The tokens an N-gram model conditions on when it predicts ``tokens[position]``.
-
-    An N-gram model sees the N − 1 tokens right before the position (fewer at the start).
-    """
-    if isinstance(tokens, str) or not isinstance(tokens, Sequence) or not tokens:
-        raise fail("tokens", tokens, "非空的词列表，例如 ['我', '昨天', …]")
-    if isinstance(position, bool) or not isinstance(position, int) or not 0 <= position < len(tokens):
-        raise fail("position", position, f"0 到 {len(tokens) - 1} 之间的整数下标")
-    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
-        raise fail("n", n, "不小于 1 的整数（N-gram 的 N）")
-    return list(tokens[max(0, position - (n - 1)):position])
 
 
 def ngram_window_figure(n: int, how: str, *, sentence: str = SEGMENTED, target: str = "它",
@@ -108,35 +95,6 @@ def ngram_window_figure(n: int, how: str, *, sentence: str = SEGMENTED, target: 
     return fig
 
 
-def path_lengths(seq_len: int, kind: str) -> torch.Tensor:
-    """Shortest number of steps between every pair of positions, by breadth-first search.
-
-    kind: ``"rnn"`` — position t is linked only to t − 1 and t + 1 (the hidden state is passed
-    along one step at a time; a bidirectional RNN has the same links); ``"attention"`` — one
-    self-attention layer links every position to every other one.
-    Returns a LongTensor [seq_len, seq_len].
-    """
-    if isinstance(seq_len, bool) or not isinstance(seq_len, int) or seq_len < 1:
-        raise fail("seq_len", seq_len, "正整数")
-    if kind == "rnn":
-        neighbours = [[j for j in (i - 1, i + 1) if 0 <= j < seq_len] for i in range(seq_len)]
-    elif kind == "attention":
-        neighbours = [[j for j in range(seq_len) if j != i] for i in range(seq_len)]
-    else:
-        raise fail("kind", kind, '"rnn" 或 "attention"')
-    out = torch.full((seq_len, seq_len), -1, dtype=torch.long)
-    for source in range(seq_len):
-        out[source, source] = 0
-        queue = collections.deque([source])
-        while queue:
-            i = queue.popleft()
-            for j in neighbours[i]:
-                if out[source, j] < 0:
-                    out[source, j] = out[source, i] + 1
-                    queue.append(j)
-    return out
-
-
 def path_length_figure(tokens: Sequence[str], source: int, target: int, *, max_distance: int = 50):
     """Left: how a message travels from ``tokens[source]`` to ``tokens[target]`` in an RNN
     (one hop per step) and in self-attention (one hop). Right: path length against distance.
@@ -148,8 +106,7 @@ def path_length_figure(tokens: Sequence[str], source: int, target: int, *, max_d
     tokens = list(tokens)
     n = len(tokens)
     for arg, value in (("source", source), ("target", target)):
-        if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < n:
-            raise fail(arg, value, f"0 到 {n - 1} 之间的整数下标")
+        check_int(value, arg, minimum=0, maximum=n - 1, hint="（词的下标）")
     rnn = path_lengths(n, "rnn")
     attn = path_lengths(n, "attention")
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(9.0, 3.0), width_ratios=[1.7, 1], layout="constrained")
@@ -225,7 +182,7 @@ def library(dtype: torch.dtype = torch.float64) -> dict:
     }
 
 
-#: Temperatures offered by the chapter 02 slider.
+#: Temperatures offered by the sliders of chapter 02 (the library) and chapter 06 (the hull).
 TEMPERATURES: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 20.0, 100.0)
 
 
@@ -238,8 +195,7 @@ def temperature_figure(temperature: float):
     """
     import matplotlib.pyplot as plt
 
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float)) or not temperature > 0:
-        raise fail("temperature", temperature, "正数，例如 1.0")
+    check_positive(temperature, "temperature")
     lib = library()
     out, weights = soft_lookup(lib["q"], lib["K"], lib["V"], temperature)
     best = int(torch.argmax(lib["K"] @ lib["q"]))
@@ -343,53 +299,39 @@ def bottleneck_figure(source: Sequence[str] = ("我", "爱", "机器", "学习")
     return fig
 
 
+def learned_lookup_figure(x_train, y_train, x_grid, curves: dict, *, ax=None):
+    """Chapter 02's learned soft lookup: training points (dots) and one line per entry of ``curves``
+    ({label: predictions on x_grid}). x_train, y_train: [n]; x_grid: [m]; each curve: [m].
+    Returns the matplotlib Axes.
+    """
+    import matplotlib.pyplot as plt
+
+    x_train, y_train, x_grid = (np.asarray(torch.as_tensor(a).detach(), dtype=float) for a in (x_train, y_train, x_grid))
+    if x_train.shape != y_train.shape or x_train.ndim != 1:
+        raise fail("y_train", y_train, f"与 x_train 形状相同的一维数组 {x_train.shape}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 3.2), layout="constrained")
+    ax.plot(x_train, y_train, "o", color="0.6", ms=3.5, label="训练数据（键 = x，值 = y）")
+    styles = ["-", "--", "-.", ":"]
+    colours = ["0.2", "#0072B2", "#D55E00", "#009E73"]
+    for i, (label, values) in enumerate(curves.items()):
+        values = np.asarray(torch.as_tensor(values).detach(), dtype=float)
+        if values.shape != x_grid.shape:
+            raise fail("curves", label, f"每条曲线的形状应与 x_grid 相同 {x_grid.shape}")
+        ax.plot(x_grid, values, styles[i % 4], color=colours[i % 4], lw=2, label=label)
+    ax.set_xlabel("查询 x")
+    ax.set_ylabel("输出")
+    ax.legend(frameon=False, fontsize=8, loc="upper left")
+    return ax
+
+
 # ---------------------------------------------------------------------------------------------
 # Chapter 03: why not score with X·Xᵀ
 # ---------------------------------------------------------------------------------------------
 
 
 def _check_int(value, arg: str, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
-        raise fail(arg, value, f"不小于 {minimum} 的整数")
-    return value
-
-
-def random_scores(d_model: int, seq_len: int, trials: int, *, how: str, seed: int = 0, d_k: int | None = None):
-    """Scores of ``trials`` random sentences whose token vectors are X ~ N(0, 1).
-
-    how: ``"XXT"`` — X·Xᵀ; ``"unit"`` — X·Xᵀ after scaling every row to length 1;
-    ``"QKT"`` — Q·Kᵀ with Q = X W_q, K = X W_k, fresh W_q, W_k ~ N(0, 1/d_model) per trial
-    (``d_k`` defaults to d_model).
-    Returns [trials, seq_len, seq_len].
-    """
-    d_model = _check_int(d_model, "d_model")
-    seq_len = _check_int(seq_len, "seq_len", 2)
-    trials = _check_int(trials, "trials")
-    d_k = d_model if d_k is None else _check_int(d_k, "d_k")
-    gen = torch.Generator().manual_seed(_check_int(seed, "seed", 0))
-    X = torch.randn(trials, seq_len, d_model, generator=gen, dtype=torch.float64)  # [trials, seq_len, d_model]
-    if how == "XXT":
-        return X @ X.transpose(-2, -1)
-    if how == "unit":
-        U = X / X.norm(dim=-1, keepdim=True)
-        return U @ U.transpose(-2, -1)
-    if how == "QKT":
-        W_q = torch.randn(trials, d_model, d_k, generator=gen, dtype=torch.float64) / math.sqrt(d_model)
-        W_k = torch.randn(trials, d_model, d_k, generator=gen, dtype=torch.float64) / math.sqrt(d_model)
-        return (X @ W_q) @ (X @ W_k).transpose(-2, -1)
-    raise fail("how", how, '"XXT"、"unit" 或 "QKT"')
-
-
-def self_match_rate(scores: torch.Tensor) -> float:
-    """Fraction of rows whose largest score is on the diagonal (the token picks itself).
-
-    scores: [..., seq_len, seq_len].
-    """
-    if not isinstance(scores, torch.Tensor) or scores.dim() < 2 or scores.shape[-1] != scores.shape[-2]:
-        raise fail("scores", scores, "最后两维相等的张量 [..., seq_len, seq_len]")
-    seq_len = scores.shape[-1]
-    picks = scores.argmax(dim=-1)  # [..., seq_len]
-    return float((picks == torch.arange(seq_len)).double().mean())
+    return check_int(value, arg, minimum=minimum)
 
 
 #: d_model values offered by the chapter 03 slider.
@@ -437,6 +379,42 @@ def xx_vs_qk_figure(d_model: int, *, seq_len: int = 6, trials: int = 500):
     return fig
 
 
+# ---------------------------------------------------------------------------------------------
+# Chapter 04: 猫吃鱼 slider
+# ---------------------------------------------------------------------------------------------
+
+
+def cat_fish_figure(q_cat_0: float, scaled: bool):
+    """Slider frame of chapter 04: 猫吃鱼 with the first entry of q_猫 replaced by ``q_cat_0``.
+
+    Left: the 3×3 weights (colour range 0–1, so frames compare); right: the 猫 row as bars.
+    ``scaled``: divide the scores by √d_k. Returns a matplotlib Figure.
+    """
+    import matplotlib.pyplot as plt
+
+    from .plots import heatmap
+    from .toy import cat_eats_fish
+
+    check_finite(q_cat_0, "q_cat_0")
+    check_bool(scaled, "scaled")
+    d = cat_eats_fish()
+    tokens, Q, K = d["tokens"], d["Q"].clone(), d["K"]
+    Q[0, 0] = q_cat_0
+    s = Q @ K.T  # [3, 3]
+    if scaled:
+        s = s / math.sqrt(Q.shape[-1])
+    w = torch.softmax(s, dim=-1)
+    fig, (ax_left, ax_right) = plt.subplots(1, 2, figsize=(7.2, 2.8), layout="constrained")
+    heatmap(w, row_labels=tokens, col_labels=tokens, ax=ax_left, colorbar=False,
+            title=f"q_猫 = [{q_cat_0:g}, 0.2]", xlabel=None, ylabel=None)
+    ax_right.bar(tokens, w[0].numpy(), color=["#4C78A8", "#72B7B2", "#F58518"])
+    ax_right.set_ylim(0, 1)
+    ax_right.set_title("“猫”这一行的权重" + ("（÷√2）" if scaled else "（不缩放）"))
+    for j, value in enumerate(w[0].tolist()):
+        ax_right.text(j, value + 0.03, f"{value:.2f}", ha="center")
+    return fig
+
+
 # Plumbing the chapters may call without showing it (figures, tables, data and task generators,
 # speed-ups the chapter checks against its own code); tests/test_teaching_rule.py reads this list.
 __plumbing__ = (
@@ -447,8 +425,10 @@ __plumbing__ = (
     "path_length_figure",
     "TEMPERATURES",
     "bottleneck_figure",
+    "learned_lookup_figure",
     "library",
     "temperature_figure",
     "D_MODELS",
     "xx_vs_qk_figure",
+    "cat_fish_figure",
 )

@@ -15,7 +15,8 @@ from typing import Any, Sequence
 import numpy as np
 import torch
 
-from ._errors import fail
+from ._errors import check_bool, check_int, check_positive, fail
+from .book import barycentric, entropy, softmax_jacobian
 from .toy import cat_eats_fish
 
 #: The d_k values of chapter 05's sweeps and slider: 1, 2, 4, …, 1024.
@@ -25,6 +26,8 @@ COLOR_SCALED, COLOR_UNSCALED = "#1f77b4", "#ff7f0e"
 MARKER_SCALED, MARKER_UNSCALED = "o", "s"
 #: A row whose softmax Jacobian has a norm below this is counted as "almost no gradient".
 TINY_GRADIENT = 1e-2
+#: How chapter 05's tables name the two settings (scaled = False / True).
+SCALE_NAMES = {False: "不缩放", True: "除以 √d_k"}
 _MAX_D_K = 65_536
 
 
@@ -32,23 +35,17 @@ _MAX_D_K = 65_536
 # argument checks (Chinese messages: argument, value received, what was expected)
 # ----------------------------------------------------------------------------------------------
 def _positive_int(value: Any, arg: str, *, upper: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise fail(arg, value, "正整数，例如 64")
-    if upper is not None and value > upper:
-        raise fail(arg, value, f"不超过 {upper} 的正整数（太大会耗尽内存）")
-    return int(value)
+    value = check_int(value, arg, hint="，例如 64")
+    if upper is not None:
+        check_int(value, arg, maximum=upper, hint="（太大会耗尽内存）")
+    return value
 
 
-def _check_bool(value: Any, arg: str) -> bool:
-    if not isinstance(value, (bool, np.bool_)):
-        raise fail(arg, value, "True 或 False")
-    return bool(value)
+_check_bool = check_bool
 
 
 def _check_seed(seed: Any) -> int:
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise fail("seed", seed, "非负整数，例如 0")
-    return int(seed)
+    return check_int(seed, "seed", minimum=0, hint="，例如 0")
 
 
 def _check_d_k_values(d_k_values: Any) -> list[int]:
@@ -116,41 +113,6 @@ def attention_logits(q: torch.Tensor, K: torch.Tensor, *, scaled: bool = True) -
     return scores / math.sqrt(q.shape[-1]) if scaled else scores
 
 
-def entropy(attn_weights: Any) -> torch.Tensor:
-    """Entropy of each row, in nats: ``-Σ_j p_j log p_j`` (with ``0 log 0 = 0``).
-
-    attn_weights: ``[..., seq_len]``, rows ≥ 0 summing to 1. Returns ``[...]``.
-    A uniform row over ``seq_len`` keys has entropy ``log(seq_len)``; a one-hot row has 0.
-    """
-    p = _as_tensor(attn_weights, "attn_weights", "权重张量 [..., seq_len]（每行非负、和为 1）")
-    if p.dim() == 0 or p.shape[-1] == 0:
-        raise fail("attn_weights", attn_weights, "至少一维、最后一维非空的权重张量 [..., seq_len]")
-    if bool((p < 0).any()):
-        raise fail("attn_weights", attn_weights, "非负的权重（softmax 之后的值），而其中有负数")
-    return -torch.where(p > 0, p * torch.log(p), torch.zeros_like(p)).sum(-1)
-
-
-def softmax_jacobian(logits: Any) -> torch.Tensor:
-    """∂softmax(z)/∂z for every row of ``logits``, computed by autograd (``torch.func``).
-
-    logits: ``[..., seq_len]``. Returns ``[..., seq_len, seq_len]``: entry ``[..., i, j]`` is
-    ``∂p_i/∂z_j``. (It equals ``diag(p) - p pᵀ``; see :func:`softmax_jacobian_formula`.)
-    """
-    z = _as_tensor(logits, "logits", "分数张量 [..., seq_len]")
-    if z.dim() == 0 or z.shape[-1] == 0:
-        raise fail("logits", logits, "至少一维、最后一维非空的张量 [..., seq_len]")
-    flat = z.reshape(-1, z.shape[-1])
-    jac = torch.func.vmap(torch.func.jacrev(lambda row: torch.softmax(row, dim=-1)))(flat)
-    return jac.reshape(*z.shape, z.shape[-1])
-
-
-def softmax_jacobian_formula(logits: Any) -> torch.Tensor:
-    """The closed form ``diag(p) - p pᵀ`` with ``p = softmax(logits)``; ``[..., seq_len, seq_len]``."""
-    z = _as_tensor(logits, "logits", "分数张量 [..., seq_len]")
-    p = torch.softmax(z, dim=-1)
-    return torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)
-
-
 @dataclass(frozen=True)
 class RowStats:
     """Random attention rows at one ``d_k``, scaled or not (all tensors float64).
@@ -188,87 +150,30 @@ def row_stats(d_k: int, *, scaled: bool, n_rows: int = 400, seq_len: int = 10, s
 
 def saturation_table(d_k_values: Sequence[int] = D_K_GRID, *, n_rows: int = 400, seq_len: int = 10,
                      seed: int = 0):
-    """One line per (d_k, scaled): how spread the logits are, how peaked the rows, how big the gradient.
+    """The slider's copy of chapter 05's table, built from the chapter's ``entropy`` and
+    ``softmax_jacobian`` (attnbook.book); one line per (d_k, 缩放方式), the same columns as the chapter:
 
-    Columns: ``d_k``, ``scaled``, ``logit_std``, ``max_weight`` (mean over rows), ``entropy`` (mean,
-    nats), ``grad_median``, ``grad_q25``, ``grad_q75`` (quantiles of the per-row Jacobian norm),
-    ``grad_mean``, ``tiny_grad_share`` (share of rows with norm < ``TINY_GRADIENT``).
-    Returns a pandas DataFrame.
+    ``d_k``, ``缩放方式`` ("不缩放" / "除以 √d_k"), ``分数标准差``, ``最大权重`` (mean over rows), ``熵``
+    (mean, nats), ``梯度中位数``, ``梯度 25% 分位``, ``梯度 75% 分位`` (quantiles of the per-row Jacobian
+    norm), ``梯度均值``, ``几乎无梯度的行`` (share of rows with norm < ``TINY_GRADIENT``).
+    Returns a pandas DataFrame (tests/unit/test_part2.py checks it against the chapter's loop).
     """
     import pandas as pd
 
     values = _check_d_k_values(d_k_values)
     lines = []
-    for scaled in (False, True):
-        for d_k in values:
+    for d_k in values:
+        for scaled in (False, True):
             s = row_stats(d_k, scaled=scaled, n_rows=n_rows, seq_len=seq_len, seed=seed)
             q25, q50, q75 = torch.quantile(s.jacobian_norm, torch.tensor([0.25, 0.5, 0.75], dtype=torch.float64))
             lines.append({
-                "d_k": d_k, "scaled": scaled, "logit_std": s.logits.std().item(),
-                "max_weight": s.max_weight.mean().item(), "entropy": s.entropy.mean().item(),
-                "grad_median": q50.item(), "grad_q25": q25.item(), "grad_q75": q75.item(),
-                "grad_mean": s.jacobian_norm.mean().item(),
-                "tiny_grad_share": (s.jacobian_norm < TINY_GRADIENT).double().mean().item(),
+                "d_k": d_k, "缩放方式": SCALE_NAMES[scaled], "分数标准差": s.logits.std().item(),
+                "最大权重": s.max_weight.mean().item(), "熵": s.entropy.mean().item(),
+                "梯度中位数": q50.item(), "梯度 25% 分位": q25.item(), "梯度 75% 分位": q75.item(),
+                "梯度均值": s.jacobian_norm.mean().item(),
+                "几乎无梯度的行": (s.jacobian_norm < TINY_GRADIENT).double().mean().item(),
             })
     return pd.DataFrame(lines)
-
-
-def query_gradient_norm(d_k: int, *, scaled: bool, n_rows: int = 200, seq_len: int = 10, seed: int = 0) -> torch.Tensor:
-    """Frobenius norm of ∂softmax(logits)/∂q per row, by autograd, including the 1/√d_k factor.
-
-    This is the gradient that reaches the query (and so W_q). Returns ``[n_rows]``.
-    """
-    d_k = _positive_int(d_k, "d_k", upper=_MAX_D_K)
-    scaled = _check_bool(scaled, "scaled")
-    q, K = random_qk(d_k, n_rows=n_rows, seq_len=seq_len, seed=seed)
-    scale = 1 / math.sqrt(d_k) if scaled else 1.0
-
-    def row(q_row: torch.Tensor, K_row: torch.Tensor) -> torch.Tensor:
-        return torch.softmax(K_row @ q_row * scale, dim=-1)
-
-    jac = torch.func.vmap(torch.func.jacrev(row))(q, K)  # [n_rows, seq_len, d_k]
-    return jac.flatten(1).norm(dim=1)
-
-
-def multihead_scale_table(*, d_model: int = 512, num_heads: int = 8, seq_len: int = 16, n_rows: int = 100,
-                          seed: int = 0):
-    """Try the scale factors people get wrong on a multi-head layer whose Q, K entries have variance 1.
-
-    Q, K: ``[n_rows, num_heads, seq_len, d_k]`` with ``d_k = d_model // num_heads``. For each
-    choice (1/√d_k, 1/√d_model, 1/d_k, 1/√seq_len, none) the table gives the scale, the std of
-    the logits, the mean largest weight and the mean entropy divided by log(seq_len)
-    (1 = uniform, 0 = one-hot). Returns a pandas DataFrame indexed by the choice.
-    """
-    import pandas as pd
-
-    d_model = _positive_int(d_model, "d_model", upper=_MAX_D_K)
-    num_heads = _positive_int(num_heads, "num_heads", upper=1024)
-    if d_model % num_heads:
-        raise fail("num_heads", num_heads, f"能整除 d_model={d_model} 的正整数")
-    seq_len = _positive_int(seq_len, "seq_len", upper=4096)
-    if seq_len < 2:
-        raise fail("seq_len", seq_len, "至少为 2（只有一个键时 softmax 恒为 1）")
-    n_rows = _positive_int(n_rows, "n_rows", upper=10_000)
-    d_k = d_model // num_heads
-    g = _generator(_check_seed(seed), d_model)
-    Q = torch.randn(n_rows, num_heads, seq_len, d_k, generator=g, dtype=torch.float64)
-    K = torch.randn(n_rows, num_heads, seq_len, d_k, generator=g, dtype=torch.float64)
-    scores = Q @ K.transpose(-2, -1)  # [n_rows, num_heads, seq_len, seq_len]
-    choices = {
-        "1/√d_k（正确）": 1 / math.sqrt(d_k),
-        "1/√d_model": 1 / math.sqrt(d_model),
-        "1/d_k": 1 / d_k,
-        "1/√seq_len": 1 / math.sqrt(seq_len),
-        "不缩放": 1.0,
-    }
-    lines = []
-    for name, scale in choices.items():
-        logits = scores * scale
-        w = torch.softmax(logits, dim=-1)
-        lines.append({"缩放方式": name, "缩放因子": scale, "分数标准差": logits.std().item(),
-                      "最大权重均值": w.max(dim=-1).values.mean().item(),
-                      "熵 / log(seq_len)": (entropy(w).mean() / math.log(seq_len)).item()})
-    return pd.DataFrame(lines).set_index("缩放方式")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -324,10 +229,10 @@ def plot_variance(d_k_values: Sequence[int], var_unscaled: Sequence[float], var_
 
 
 def _check_table(table: Any) -> None:
-    needed = {"d_k", "scaled", "max_weight", "entropy", "grad_median", "grad_q25", "grad_q75"}
+    needed = {"d_k", "缩放方式", "最大权重", "熵"}
     columns = set(getattr(table, "columns", []))
     if not needed <= columns:
-        raise fail("table", type(table).__name__, f"saturation_table() 返回的表格（需要列 {sorted(needed)}）")
+        raise fail("table", type(table).__name__, f"第 5 章的饱和表格（需要列 {sorted(needed)}）")
 
 
 def plot_saturation(table: Any, *, seq_len: int = 10):
@@ -342,9 +247,9 @@ def plot_saturation(table: Any, *, seq_len: int = 10):
     fig, (ax_max, ax_ent) = plt.subplots(1, 2, figsize=(8.4, 3.2), layout="constrained")
     for scaled, colour, marker, label in ((False, COLOR_UNSCALED, MARKER_UNSCALED, "不缩放"),
                                           (True, COLOR_SCALED, MARKER_SCALED, "除以 √d_k")):
-        part = table[table["scaled"] == scaled]
-        ax_max.plot(part["d_k"], part["max_weight"], marker=marker, color=colour, label=label)
-        ax_ent.plot(part["d_k"], part["entropy"], marker=marker, color=colour, label=label)
+        part = table[table["缩放方式"] == SCALE_NAMES[scaled]]
+        ax_max.plot(part["d_k"], part["最大权重"], marker=marker, color=colour, label=label)
+        ax_ent.plot(part["d_k"], part["熵"], marker=marker, color=colour, label=label)
     values = sorted(set(int(v) for v in table["d_k"]))
     ax_max.axhline(1.0, color="0.4", lw=1, ls="--")
     ax_max.axhline(1 / seq_len, color="0.4", lw=1, ls=":")
@@ -371,19 +276,21 @@ def plot_gradients(table: Any, *, ax=None, highlight: tuple[int, bool] | None = 
     with a large dot (the slider uses it). Returns the ``Axes``.
     """
     _check_table(table)
+    if not {"梯度中位数", "梯度 25% 分位", "梯度 75% 分位"} <= set(table.columns):
+        raise fail("table", type(table).__name__, "带梯度列（梯度中位数、梯度 25% 分位、梯度 75% 分位）的饱和表格")
     ax = _axes(ax, (5.2, 3.4))
     for scaled, colour, marker, label in ((False, COLOR_UNSCALED, MARKER_UNSCALED, "不缩放"),
                                           (True, COLOR_SCALED, MARKER_SCALED, "除以 √d_k")):
-        part = table[table["scaled"] == scaled]
-        ax.fill_between(part["d_k"], part["grad_q25"], part["grad_q75"], color=colour, alpha=0.2, lw=0)
-        ax.plot(part["d_k"], part["grad_median"], marker=marker, color=colour, label=f"{label}（中位数）",
+        part = table[table["缩放方式"] == SCALE_NAMES[scaled]]
+        ax.fill_between(part["d_k"], part["梯度 25% 分位"], part["梯度 75% 分位"], color=colour, alpha=0.2, lw=0)
+        ax.plot(part["d_k"], part["梯度中位数"], marker=marker, color=colour, label=f"{label}（中位数）",
                 ms=4 if highlight else 6)
     if highlight is not None:
         d_k, scaled = highlight
-        row = table[(table["d_k"] == d_k) & (table["scaled"] == scaled)]
+        row = table[(table["d_k"] == d_k) & (table["缩放方式"] == SCALE_NAMES.get(scaled))]
         if len(row) != 1:
             raise fail("highlight", highlight, "表格中存在的 (d_k, scaled) 组合")
-        ax.plot(row["d_k"], row["grad_median"], "o", ms=11, mfc="none", mec="black", mew=2)
+        ax.plot(row["d_k"], row["梯度中位数"], "o", ms=11, mfc="none", mec="black", mew=2)
     _plain_log_y(ax)
     ax.set_ylim(1e-7, 1.5)
     _log2_axis(ax, sorted(set(int(v) for v in table["d_k"])))
@@ -398,8 +305,14 @@ def _slider_table(n_rows: int, seq_len: int, seed: int):
     return saturation_table(D_K_GRID, n_rows=n_rows, seq_len=seq_len, seed=seed)
 
 
-def scaling_figure(d_k: int, scaled: bool, *, n_rows: int = 400, seq_len: int = 10, seed: int = 0):
+def scaling_figure(d_k: int, scaled: bool, *, table: Any = None, logits_by: dict | None = None,
+                   n_rows: int = 400, seq_len: int = 10, seed: int = 0):
     """The chapter-05 slider: for one d_k, scaled or not, three panels.
+
+    table, logits_by: the chapter's saturation table (with the gradient columns) and its
+    ``{(d_k, "不缩放" | "除以 √d_k"): logits [n_rows, seq_len]}``; the chapter passes both (with
+    functools.partial) so the slider draws exactly what the chapter computed. Without them the
+    figure computes the same numbers itself (:func:`saturation_table`, :func:`row_stats`).
 
     Left: the distribution of the logits fed to softmax (fixed axis, so the width is comparable
     across frames). Middle: one softmax row (``seq_len`` bars). Right: the gradient size against
@@ -412,16 +325,22 @@ def scaling_figure(d_k: int, scaled: bool, *, n_rows: int = 400, seq_len: int = 
     if d_k not in D_K_GRID:
         raise fail("d_k", d_k, f"D_K_GRID 中的值之一：{list(D_K_GRID)}")
     scaled = _check_bool(scaled, "scaled")
-    stats = row_stats(d_k, scaled=scaled, n_rows=n_rows, seq_len=seq_len, seed=seed)
-    table = _slider_table(n_rows, seq_len, seed)
-    line = table[(table["d_k"] == d_k) & (table["scaled"] == scaled)]
+    if logits_by is not None:
+        logits_all = logits_by[d_k, SCALE_NAMES[scaled]]
+    else:
+        logits_all = row_stats(d_k, scaled=scaled, n_rows=n_rows, seq_len=seq_len, seed=seed).logits
+    if table is None:
+        table = _slider_table(n_rows, seq_len, seed)
+    _check_table(table)
+    seq_len = logits_all.shape[-1]
+    line = table[(table["d_k"] == d_k) & (table["缩放方式"] == SCALE_NAMES[scaled])]
     colour = COLOR_SCALED if scaled else COLOR_UNSCALED
     fig, (ax_hist, ax_row, ax_grad) = plt.subplots(1, 3, figsize=(9.6, 3.0),
                                                    gridspec_kw={"width_ratios": [1.1, 1.0, 1.2]})
     fig.subplots_adjust(left=0.065, right=0.99, bottom=0.17, top=0.8, wspace=0.34)
 
     limit = 100.0
-    logits = stats.logits.flatten().clamp(-limit, limit).numpy()
+    logits = logits_all.flatten().clamp(-limit, limit).numpy()
     ax_hist.hist(logits, bins=np.linspace(-limit, limit, 51), color=colour, histtype="stepfilled",
                  weights=np.full(logits.shape, 1 / logits.size))
     ax_hist.set_xlim(-limit, limit)
@@ -429,9 +348,9 @@ def scaling_figure(d_k: int, scaled: bool, *, n_rows: int = 400, seq_len: int = 
     ax_hist.set_ylim(1e-4, 1.5)
     ax_hist.set_xlabel("送进 softmax 的分数")
     ax_hist.set_ylabel("所占比例")
-    ax_hist.set_title(f"分数分布：标准差 {stats.logits.std().item():.1f}")
+    ax_hist.set_title(f"分数分布：标准差 {logits_all.std().item():.1f}")
 
-    row = stats.attn_weights[0].numpy()
+    row = torch.softmax(logits_all[0], dim=-1).numpy()
     ax_row.bar(range(seq_len), row, color=colour)
     ax_row.axhline(1 / seq_len, color="0.4", lw=1, ls=":")
     ax_row.set_ylim(0, 1.05)
@@ -442,10 +361,10 @@ def scaling_figure(d_k: int, scaled: bool, *, n_rows: int = 400, seq_len: int = 
 
     plot_gradients(table, ax=ax_grad, highlight=(d_k, scaled))
     ax_grad.set_xticks([1, 4, 16, 64, 256, 1024], labels=["1", "4", "16", "64", "256", "1024"])
-    ax_grad.set_title(f"梯度：中位数 {line['grad_median'].item():.1e}")
+    ax_grad.set_title(f"梯度：中位数 {line['梯度中位数'].item():.1e}")
     ax_grad.legend(loc="lower left", frameon=False, fontsize=7)
     fig.suptitle(f"d_k = {d_k}，{'除以 √d_k' if scaled else '不缩放'}"
-                 f"（{n_rows} 个随机查询，每个看 {seq_len} 个键）", fontsize=11)
+                 f"（{logits_all.shape[0]} 个随机查询，每个看 {seq_len} 个键）", fontsize=11)
     return fig
 
 
@@ -472,55 +391,13 @@ def _check_points(points: Any, arg: str = "points") -> tuple[torch.Tensor, bool]
     raise fail(arg, points, "形状为 [2] 或 [n, 2] 的张量（二维平面上的点）")
 
 
-def barycentric(points: Any, triangle: Any) -> torch.Tensor:
-    """Barycentric coordinates λ of points with respect to a triangle.
-
-    points: ``[n, 2]`` (or ``[2]``); triangle: ``[3, 2]``, one vertex per row.
-    Returns ``[n, 3]`` (or ``[3]``) with ``λ.sum() == 1`` and ``λ @ triangle == point``.
-    A point lies in the triangle exactly when all three coordinates are ≥ 0.
-    """
-    t = _check_triangle(triangle)
-    p, single = _check_points(points)
-    A = torch.cat([t.T, torch.ones(1, 3, dtype=torch.float64)])  # [3, 3]: columns = vertices, last row = 1
-    rhs = torch.cat([p.T, torch.ones(1, p.shape[0], dtype=torch.float64)])  # [3, n]
-    lam = torch.linalg.solve(A, rhs).T  # [n, 3]
-    return lam[0] if single else lam
-
-
-def in_triangle(points: Any, triangle: Any, *, tol: float = 1e-12) -> torch.Tensor:
-    """Bool per point: inside the triangle or on its edge (all barycentric coordinates ≥ -tol)."""
-    return (barycentric(points, triangle) >= -tol).all(dim=-1)
-
-
-def closest_point_in_triangle(point: Any, triangle: Any) -> torch.Tensor:
-    """The point of the (filled) triangle nearest to ``point`` ``[2]``. Returns ``[2]``."""
-    t = _check_triangle(triangle)
-    p, single = _check_points(point, "point")
-    if not single:
-        raise fail("point", point, "一个二维点 [2]")
-    p = p[0]
-    if bool(in_triangle(p, t)):
-        return p.clone()
-    best, best_dist = None, math.inf
-    for i, j in ((0, 1), (1, 2), (2, 0)):
-        a, b = t[i], t[j]
-        s = ((p - a) @ (b - a) / ((b - a) @ (b - a))).clamp(0.0, 1.0)
-        candidate = a + s * (b - a)
-        dist = (candidate - p).norm().item()
-        if dist < best_dist:
-            best, best_dist = candidate, dist
-    return best
-
-
 def hull_outputs(temperature: float, *, data: dict | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """猫吃鱼 with temperature τ: ``attn_weights = softmax(QKᵀ / (τ√d_k))``, ``out = attn_weights V``.
 
     τ = 1 is ordinary scaled attention; τ → 0 approaches the largest score (one-hot), τ → ∞
     the uniform average. Returns ``(attn_weights [3, 3], out [3, 2])``.
     """
-    if isinstance(temperature, bool) or not isinstance(temperature, (int, float, np.floating)) \
-            or not math.isfinite(temperature) or temperature <= 0:
-        raise fail("temperature", temperature, "正的有限实数，例如 1.0（标准缩放）")
+    check_positive(temperature, "temperature", hint="，例如 1.0（标准缩放）")
     d = cat_eats_fish() if data is None else data
     Q, K, V = d["Q"], d["K"], d["V"]
     d_k = Q.shape[-1]
@@ -577,8 +454,6 @@ def plot_hull(V: Any, outputs: Any = None, *, labels: Sequence[str] | str = "猫
     return ax
 
 
-#: Temperatures of the chapter-06 slider (τ = 1: ordinary scaled attention).
-TEMPERATURES: tuple[float, ...] = (0.02, 0.05, 0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 100.0)
 
 
 @functools.lru_cache(maxsize=1)
@@ -627,7 +502,6 @@ __plumbing__ = (
     "plot_variance",
     "random_qk",
     "scaling_figure",
-    "TEMPERATURES",
     "hull_figure",
     "plot_hull",
 )

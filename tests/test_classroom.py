@@ -56,29 +56,34 @@ def test_exercise_titles_are_short_and_balanced(exercise_index):
 GLOSSARY = (APPENDIX / "glossary.md").read_text(encoding="utf-8")
 
 
-def glossary_rows() -> list[tuple[str, str, str, str]]:
-    """(term, label, english, chapter link) for each row of the 中英术语对照 table."""
+def glossary_rows() -> list[tuple[str, str, str]]:
+    """(term, english, chapter link) for each row of the 中英术语对照 table."""
     rows = []
     for line in GLOSSARY.splitlines():
-        match = re.match(r"\| \{ref\}`([^<`]+) <(glossary-[a-z0-9-]+)>` \| ([^|]+) \|[^|]+\| \[[^\]]+\]\(([^)]+)\) \|$", line)
+        match = re.match(r"\| \{term\}`([^`]+)`[^|]* \| ([^|]+) \|[^|]+\| \[[^\]]+\]\(([^)]+)\) \|$", line)
         if match:
-            term, label, english, link = match.groups()
-            rows.append((term.strip(), label, english.strip(), link))
+            term, english, link = match.groups()
+            rows.append((term.strip(), english.strip(), link))
     return rows
 
 
-def test_glossary_labels_listed_defined_and_used():
-    listed = re.findall(r"glossary-[a-z0-9-]+", " ".join(
-        line for line in GLOSSARY.splitlines() if re.match(r"^% glossary-", line)))
-    targets = re.findall(r"^\((glossary-[a-z0-9-]+)\)=$", GLOSSARY, flags=re.M)
-    in_table = [label for _, label, _, _ in glossary_rows()]
-    assert len(targets) == len(set(targets)), "有重复的标签"
-    assert sorted(listed) == sorted(targets), set(listed) ^ set(targets)
-    assert sorted(in_table) == sorted(targets), set(in_table) ^ set(targets)
-    assert len(targets) >= 40
-    for label in targets:  # each target is followed by a definition-list entry
-        after = GLOSSARY.split(f"({label})=\n", 1)[1].splitlines()
-        assert after[0].strip() and after[1].startswith(": "), label
+def glossary_terms() -> list[str]:
+    """The terms defined in the page's {glossary} directives (one or more term lines per entry)."""
+    terms = []
+    for block in re.findall(r"^```\{glossary\}\n(.*?)^```$", GLOSSARY, flags=re.S | re.M):
+        terms += [line.strip() for line in block.splitlines() if line.strip() and not line.startswith(" ")]
+    return terms
+
+
+def test_glossary_table_terms_are_defined_once():
+    defined = glossary_terms()
+    in_table = [term for term, _, _ in glossary_rows()]
+    assert len(defined) == len(set(defined)), "有重复的术语"
+    assert set(in_table) <= set(defined), set(in_table) - set(defined)
+    assert len(in_table) >= 46
+    for term in ["教师强制", "归纳头", "消融", "JS 散度", "FLOPs", "融合内核"]:
+        assert term in defined, term
+    assert "(glossary-" not in GLOSSARY and "{ref}`" not in GLOSSARY  # 只用 {glossary} 与 {term}
 
 
 def test_glossary_has_the_notation_of_the_front_page():
@@ -89,8 +94,8 @@ def test_glossary_has_the_notation_of_the_front_page():
         assert f"| {symbol} |" in GLOSSARY, f"术语表的符号表缺少 {symbol}"
 
 
-@pytest.mark.parametrize("term, label, english, link", glossary_rows(), ids=lambda v: str(v)[:30])
-def test_glossary_first_appearance(term, label, english, link):
+@pytest.mark.parametrize("term, english, link", glossary_rows(), ids=lambda v: str(v)[:30])
+def test_glossary_first_appearance(term, english, link):
     target = (APPENDIX / link).resolve()
     assert re.fullmatch(r"(\.\./chapters/\d\d_[a-z0-9_]+\.ipynb|errata\.ipynb)", link), link
     if not target.exists():
@@ -113,10 +118,22 @@ def test_teaching_guide_includes_the_generated_times():
         times = json.loads(times_json.read_text(encoding="utf-8"))
         assert times_page == tool("make_teaching_times").render(times), \
             "appendix/teaching_times.md 与 bench/notebook_times.json 不一致：运行 python tools/make_teaching_times.py"
-    rows = re.findall(r"^\| (?:第 \d+ 章|附录) \| \[[^\]]+\]\(\.\./([^)]+)\) \| (\d+\.\d) \|", times_page, flags=re.M)
+    rows = re.findall(r"^\| (?:第 \d+ 章|附录) \| \[[^\]]+\]\(\.\./([^)]+)\) \| (\d+\.\d) \| (\d+) \| ([^|]+) \|",
+                      times_page, flags=re.M)
     assert rows, "运行时间表是空的"
-    for rel, _ in rows:
+    for rel, measured, planned, advice in rows:
         assert (ROOT / rel).exists(), rel
+        assert int(planned) >= 2 * float(measured), rel  # 课上预留留出余量
+        assert advice.strip() in ("课前先运行一遍", "课上现场运行"), advice
+
+
+def test_teaching_guide_agrees_with_the_timing_table():
+    """The guide names no chapter as 'run before class'; it refers to the table's advice column."""
+    guide = (APPENDIX / "teaching.md").read_text(encoding="utf-8")
+    assert "课前先运行一遍" in guide and "Colab" in guide and "安装" in guide
+    assert not re.search(r"第 ?\d+[–-]\d+ ?章[^。\n]*课前运行", guide), "运行建议以时间表为准，不要在正文里另写一套"
+    lesson2 = guide.split("**第 2 课时", 1)[1].split("## 四课时方案", 1)[0]
+    assert "第 12 章" in lesson2, "两课时方案要包括第 12 章“写错的掩码”的演示"
 
 
 def test_teaching_guide_has_both_plans():
@@ -174,3 +191,13 @@ def test_binder_config():
     post = binder / "postBuild"
     assert post.stat().st_mode & 0o111, "binder/postBuild 要有可执行权限"
     assert "pip install --no-deps -e ." in post.read_text(encoding="utf-8")
+
+
+def test_link_glossary_makes_term_roles_and_skips_other_senses():
+    module = tool("link_glossary")
+    terms = module.glossary_terms()
+    assert "JS 散度" in terms and "归纳头" in terms and "分数" in terms
+    text, done = module.link_first("## 分数\n\n每个词的分数是 logits；注意力的分数先做 softmax。", "分数")
+    assert done and text.endswith("注意力的{term}`分数`先做 softmax。")  # 标题和 logits 的“分数”都不链接
+    assert module.convert_old_links("看[热力图](../appendix/glossary.md)", set(terms)) == "看{term}`热力图`"
+    assert module.convert_old_links("每个词的[分数](../appendix/glossary.md)", set(terms)) == "每个词的分数"

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import pytest
 import torch
+
+from attnbook.runtime import torch_state
 import torch.nn as nn
 import torch.nn.functional as F
 
@@ -38,10 +40,8 @@ MASKS = ["none", "padding", "causal", "padding+causal", "random"]
 @pytest.fixture(autouse=True, scope="module")
 def one_thread():
     """The tensors are tiny: one thread avoids waiting on a busy second core (the suite stays fast)."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(before)
+    with torch_state(threads=1):
+        yield
 
 
 def shape_id(shape):

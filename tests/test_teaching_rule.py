@@ -31,45 +31,8 @@ INFRASTRUCTURE_MODULES = {"attnbook._errors", "attnbook._setup", "attnbook.runti
 
 # Names a chapter may use although they break the rule today, each with the part that removes it.
 EXCEPTIONS: dict[tuple[str, str], str] = {
-    # Part I–II (chapters 01–06)
-    **{("01_context", n): "Part I–II" for n in [
-        "attnbook.intuition.ngram_window", "attnbook.intuition.path_lengths", "attnbook.rnn.factor_per_step",
-        "attnbook.rnn.init_rnn", "attnbook.rnn.log10_mean", "attnbook.rnn.measure_gradient_decay",
-        "attnbook.rnn.spectral_radius"]},
-    **{("02_attention_lookup", n): "Part I–II" for n in ["attnbook.scaled_dot_product_attention"]},
-    **{("03_self_attention_qkv", n): "Part I–II" for n in [
-        "attnbook.SelfAttention", "attnbook.scaled_dot_product_attention",
-        "attnbook.intuition.random_scores", "attnbook.intuition.self_match_rates"]},
-    **{("04_cat_eats_fish", n): "Part I–II" for n in ["attnbook.scaled_dot_product_attention"]},
-    **{("05_scaling", n): "Part I–II" for n in [
-        "attnbook.SelfAttention", "attnbook.scaling.entropy", "attnbook.scaling.multihead_scale_table",
-        "attnbook.scaling.query_gradient_norm", "attnbook.scaling.row_stats", "attnbook.scaling.saturation_table",
-        "attnbook.scaling.softmax_jacobian", "attnbook.scaling.softmax_jacobian_formula"]},
-    **{("06_weighted_sum", n): "Part I–II" for n in [
-        "attnbook.MultiHeadSelfAttention", "attnbook.padding_mask", "attnbook.scaled_dot_product_attention",
-        "attnbook.scaling.barycentric", "attnbook.scaling.closest_point_in_triangle",
-        "attnbook.scaling.hull_outputs", "attnbook.scaling.in_triangle"]},
-    # Part III (chapters 07–10)
-    **{("08_multi_head", n): "Part III" for n in ["attnbook.causal_mask", "attnbook.padding_mask"]},
-    **{("10_positional_encoding", n): "Part III" for n in [
-        "attnbook.positions_exp.TinyPositionModel", "attnbook.positions_exp.extrapolation_experiment",
-        "attnbook.positions_exp.summarize"]},
+    # Part III (chapters 07–10): none
     # Part IV (chapters 11–14)
-    **{("11_training_pitfalls", n): "Part IV" for n in [
-        "attnbook.train_exp.CopyTask", "attnbook.train_exp.layer_report", "attnbook.train_exp.lr_at",
-        "attnbook.transformer.TinyTransformer", "attnbook.transformer.TransformerBlock"]},
-    **{("12_mask_bugs", n): "Part IV" for n in [
-        "attnbook.charlm.CharTransformer", "attnbook.charlm.future_influence", "attnbook.charlm.generate",
-        "attnbook.charlm.leaks_future", "attnbook.charlm.make_mask", "attnbook.charlm.per_position_loss",
-        "attnbook.charlm.prefix_only_loss", "attnbook.charlm.repeat_rate", "attnbook.charlm.teacher_forced_loss",
-        "attnbook.charlm.train_charlm"]},
-    **{("13_visualization", n): "Part IV" for n in [
-        "attnbook.interpret.ablation_accuracy", "attnbook.interpret.accuracy", "attnbook.interpret.head_diversity",
-        "attnbook.interpret.head_scores", "attnbook.interpret.induction_score", "attnbook.interpret.js_divergence",
-        "attnbook.interpret.previous_token_score", "attnbook.interpret.run", "attnbook.interpret.train_induction"]},
-    **{("14_when_not_to_use", n): "Part IV" for n in [
-        "attnbook.complexity.attention_flops", "attnbook.complexity.conv_flops", "attnbook.complexity.fit_slope",
-        "attnbook.complexity.score_matrix_bytes", "attnbook.complexity.window_flops"]},
 }
 
 

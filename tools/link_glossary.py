@@ -1,15 +1,17 @@
-"""Link the first use of each glossary term in every chapter to appendix/glossary.md.
+"""Link the first use of each glossary term in a chapter to its entry, with MyST's {term} role.
 
-    python tools/link_glossary.py          # edits chapters/*.ipynb (Markdown cells only)
-    python tools/link_glossary.py --check  # exit 1 if a chapter would change
+    python tools/link_glossary.py                      # edits every chapters/*.ipynb and appendix/errata.ipynb
+    python tools/link_glossary.py chapters/13_x.ipynb  # only these notebooks
+    python tools/link_glossary.py --check [paths…]     # exit 1 if a notebook would change (changes nothing)
 
-Terms and their labels come from the glossary itself: each entry is ``(glossary-xxx)=`` followed
-by ``中文（English）``. In each chapter, the first occurrence of the Chinese term in running text
-(not in a heading, math, code, or an existing link) becomes ``[术语](../appendix/glossary.md)``.
-The link goes to the glossary page, not to the entry: MyST checks ``file.md#id`` links against
-heading anchors only and would warn on a label. The labels already linked are recorded in
-the notebook metadata ``attnbook.glossary``, so a second run changes nothing.
-Only Markdown changes, so stored outputs stay those of the last clean run. Idempotent.
+Terms come from the ```{glossary}``` directives of appendix/glossary.md (every unindented line of a
+directive is a term). In each notebook, the first occurrence of a term in running Markdown (not in
+a heading, math, code, a link or a role) becomes {term}`术语`, which Sphinx resolves to the entry
+itself. Older links ``[术语](../appendix/glossary.md)`` (to the top of the page) are turned into
+{term} roles first. Occurrences in another sense are skipped (``SKIP``): logits and the head
+metrics of chapter 13 are not attention scores (分数). The terms already linked are recorded in
+the notebook metadata ``attnbook.glossary``, so a second run changes nothing. Only Markdown cells
+change, so the stored outputs stay those of the last clean run.
 """
 from __future__ import annotations
 
@@ -22,28 +24,26 @@ import nbformat
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GLOSSARY = ROOT / "appendix" / "glossary.md"
+OLD_LINK = re.compile(r"\[([^\]]+)\]\(\.\./appendix/glossary\.md\)")
 # stretches of Markdown that must not be touched: math, code, links, MyST roles/directives, headings
-PROTECTED = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$|```.*?```|`[^`\n]+`|\[[^\]]*\]\([^)]*\)|\{[a-z]+\}`[^`]*`|^#.*$|^:::.*$",
-                       re.S | re.M)
+PROTECTED = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$|```.*?```|`[^`\n]+`|\[[^\]]*\]\([^)]*\)|\{[a-z]+\}`[^`]*`|^#[^\n]*$|^:::[^\n]*$",
+                       re.S | re.M)  # (re.S is for math and code fences; headings stop at the line end)
+# term -> a pattern of the text just before it that means another sense of the word
+SKIP = {
+    "分数": re.compile(r"(词的|字母的|头的|前一词|归纳|logits 的|类别的|输出的|打)$"),
+}
 
 
-def glossary_terms() -> list[tuple[str, str]]:
-    """(Chinese term, label) pairs; a heading 甲、乙（English） gives both 甲 and 乙.
+def glossary_terms() -> list[str]:
+    """Terms of the {glossary} directives, longest first (so 因果掩码 is linked before 掩码).
 
     One-character terms (键, 值, 头) are left out: they occur inside too many other words.
     """
-    lines = GLOSSARY.read_text(encoding="utf-8").splitlines()
+    text = GLOSSARY.read_text(encoding="utf-8")
     terms = []
-    for i, line in enumerate(lines[:-1]):
-        m = re.fullmatch(r"\((glossary-[a-z0-9-]+)\)=", line.strip())
-        if m:
-            head = lines[i + 1].strip().split("（", 1)[0]
-            for term in head.split("、"):
-                term = term.strip()
-                if len(term) >= 2 and re.search(r"[\u4e00-\u9fff]", term):
-                    terms.append((term, m.group(1)))
-    # longer terms first, so that 因果掩码 is linked before 掩码
-    return sorted(terms, key=lambda t: -len(t[0]))
+    for block in re.findall(r"^```\{glossary\}\n(.*?)^```$", text, flags=re.S | re.M):
+        terms += [line.strip() for line in block.splitlines() if line.strip() and not line[0].isspace()]
+    return sorted({t for t in terms if len(t) >= 2}, key=lambda t: (-len(t), t))
 
 
 def _inside_longer(text: str, i: int, term: str, longer: list[str]) -> bool:
@@ -57,37 +57,65 @@ def _inside_longer(text: str, i: int, term: str, longer: list[str]) -> bool:
     return False
 
 
-def link_first(text: str, term: str, label: str, longer: list[str] = ()) -> tuple[str, bool]:
-    target = "../appendix/glossary.md"
+def _other_sense(text: str, i: int, term: str) -> bool:
+    pattern = SKIP.get(term)
+    return bool(pattern and pattern.search(text[max(0, i - 12):i]))
+
+
+def link_first(text: str, term: str, longer: list[str] = ()) -> tuple[str, bool]:
+    """Text with the first linkable occurrence of `term` made a {term} role, and whether it changed."""
     protected = [m.span() for m in PROTECTED.finditer(text)]
     start = 0
     while True:
         i = text.find(term, start)
         if i < 0:
             return text, False
-        if not any(a <= i < b for a, b in protected) and not _inside_longer(text, i, term, longer):
-            return text[:i] + f"[{term}]({target})" + text[i + len(term):], True
+        if (not any(a <= i < b for a, b in protected) and not _inside_longer(text, i, term, longer)
+                and not _other_sense(text, i, term)):
+            return text[:i] + "{term}`" + term + "`" + text[i + len(term):], True
         start = i + len(term)
 
 
-def process(path: pathlib.Path, terms) -> bool:
+def convert_old_links(text: str, terms: set[str]) -> str:
+    """[术语](../appendix/glossary.md) -> {term}`术语` (plain text when it is not a term or the wrong sense)."""
+    def repl(m: re.Match) -> str:
+        word = m.group(1)
+        if word in terms and not _other_sense(text, m.start(), word):
+            return "{term}`" + word + "`"
+        return word
+    return OLD_LINK.sub(repl, text)
+
+
+def process(path: pathlib.Path, terms: list[str], *, write: bool = True) -> bool:
     nb = nbformat.read(path, as_version=4)
     changed = False
-    words = [t for t, _ in terms]
-    linked = nb.metadata.setdefault("attnbook", {}).setdefault("glossary", [])
-    for term, label in terms:
-        if label in linked:
-            continue  # already linked
-        longer = [w for w in words if term in w and w != term]
+    term_set = set(terms)
+    meta = nb.metadata.setdefault("attnbook", {})
+    linked = [t for t in meta.get("glossary", []) if t in term_set]  # older runs stored labels
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and OLD_LINK.search(cell.source):
+            cell.source, changed = convert_old_links(cell.source, term_set), True
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            for m in re.finditer(r"\{term\}`([^`<]+)`", cell.source):
+                if m.group(1) in term_set and m.group(1) not in linked:
+                    linked.append(m.group(1))
+    for term in terms:
+        if term in linked:
+            continue
+        longer = [w for w in terms if term in w and w != term]
         for cell in nb.cells[1:]:  # not the title cell
             if cell.cell_type != "markdown" or "## 学习目标" in cell.source:
                 continue
-            new, done = link_first(cell.source, term, label, longer)
+            new, done = link_first(cell.source, term, longer)
             if done:
                 cell.source, changed = new, True
-                linked.append(label)
+                linked.append(term)
                 break
-    if changed:
+    if meta.get("glossary") != sorted(linked):
+        meta["glossary"] = sorted(linked)
+        changed = True
+    if changed and write:
         tmp = path.with_suffix(".tmp")
         nbformat.write(nb, tmp)
         tmp.replace(path)
@@ -96,21 +124,19 @@ def process(path: pathlib.Path, terms) -> bool:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true")
+    parser.add_argument("--check", action="store_true", help="only report, change nothing")
+    parser.add_argument("paths", nargs="*", type=pathlib.Path)
     args = parser.parse_args()
     terms = glossary_terms()
-    stale = []
-    for path in sorted(ROOT.glob("chapters/*.ipynb")):
-        if args.check:
-            nb_before = path.read_bytes()
-            if process(path, terms):
-                stale.append(path.name)
-                path.write_bytes(nb_before)
-        elif process(path, terms):
-            print(f"链接术语：{path.name}")
-    if args.check and stale:
-        print("这些章节有术语未链接到术语表：", ", ".join(stale))
-        return 1
+    paths = args.paths or sorted(ROOT.glob("chapters/*.ipynb")) + [ROOT / "appendix" / "errata.ipynb"]
+    stale = [p.name for p in paths if process(p, terms, write=not args.check)]
+    if args.check:
+        if stale:
+            print("这些笔记本有术语未链接到术语表：", ", ".join(stale))
+            return 1
+        return 0
+    for name in stale:
+        print(f"链接术语：{name}")
     return 0
 
 

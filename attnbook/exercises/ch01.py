@@ -1,8 +1,11 @@
 """Exercises of chapter 01 (N-gram windows, RNN gradients)."""
 from __future__ import annotations
 
-from ..intuition import SENTENCE, SEGMENTED, ngram_window, tokenize
-from ..rnn import measure_gradient_decay
+import functools
+
+from ..book import factor_per_step, ngram_window
+from ..intuition import SENTENCE, SEGMENTED, tokenize
+from ..rnn import _measure
 from ._core import Expected, Mistake, exercise
 
 
@@ -54,18 +57,29 @@ def _steps() -> Expected:
     )
 
 
-@exercise("01-3", "scale = 0.75 时，距离 10 处的梯度比距离 0 处小多少（log10）")
-def _ratio() -> Expected:
-    norms = measure_gradient_decay(0.75)  # [seeds, seq_len]
-    geo = norms.log10().mean(dim=0)
-    arith = norms.mean(dim=0).log10()
+#: Exercise 01-3 looks for the neutral scale among these (the chapter's table has it at s = 2).
+NEAR_NEUTRAL = (1.0, 1.25, 1.5, 2.0, 2.5)
+
+
+@functools.lru_cache(maxsize=4)
+def _neutral_scale(input_scale: float) -> float:
+    """The recurrent weight scale (of NEAR_NEUTRAL) whose per-step factor is closest to 1, inputs N(0, input_scale²)."""
+    factors = {s: factor_per_step(_measure(s, input_scale=input_scale)) for s in NEAR_NEUTRAL}
+    return min(factors, key=lambda s: abs(factors[s] - 1))
+
+
+@exercise("01-3", "输入缩小到 0.3 倍，梯度不增不减的尺度 s 怎样变")
+def _neutral_point() -> Expected:
+    before, after = _neutral_scale(1.0), _neutral_scale(0.3)
+    right = "A" if after < before else ("B" if after == before else "C")
     return Expected(
-        value=float(geo[10] - geo[0]),
-        atol=0.02,
+        value=right,
         mistakes=(
-            Mistake(float(arith[10] - arith[0]), "你先对 5 个种子取了算术平均再取对数。本章的平均是几何平均："
-                                                 "先取 log10，再对种子求平均。"),
-            Mistake(float(geo[0] - geo[10]), "符号反了：距离 10 处更小，log10 的差应是负数。"),
+            Mistake("B", "输入多大同样要紧：每一步的雅可比矩阵是 diag(1 − h²) W_hhᵀ，输入小时 h 贴近 0，"
+                         "tanh 的导数接近 1，每步打的折更少。只看 W_hh（或它的谱半径）会漏掉这一项。"),
+            Mistake("C", "方向反了：输入越小，tanh 越不饱和，1 − h² 越接近 1，梯度衰减得越慢，"
+                         "所以更小的 s 就足以不增不减。"),
         ),
-        explain="负得越多，远处的输入对 h_T 的影响越小。",
+        explain=f"输入 × 0.3 时，每步因子最接近 1 的尺度从 s = {before:g} 变成 s = {after:g}："
+                "tanh 越不饱和，梯度越不容易消失。",
     )

@@ -3,40 +3,42 @@ from __future__ import annotations
 
 import torch
 
-from ..intuition import library, soft_lookup
+from ..book import soft_lookup
+from ..intuition import library
 from ._core import Expected, Mistake, exercise
 
 
-@exercise("02-1", "温度 0.5 时五本书的权重")
-def _weights() -> Expected:
+@exercise("02-1", "温度从 1 降到 0.5，哪些书的权重变大")
+def _which_grow() -> Expected:
     lib = library()
-    _, right = soft_lookup(lib["q"], lib["K"], lib["V"], 0.5)
-    scores = lib["K"] @ lib["q"]
+    _, before = soft_lookup(lib["q"], lib["K"], lib["V"], 1.0)
+    _, after = soft_lookup(lib["q"], lib["K"], lib["V"], 0.5)
+    grew = int((after > before).sum())
+    mean_score = float(before @ (lib["K"] @ lib["q"]))
     return Expected(
-        value=right.tolist(),
-        atol=5e-3,
+        value={1: "A", 2: "B", 5: "C", 0: "D"}.get(grew, "?"),
         mistakes=(
-            Mistake(torch.softmax(scores * 0.5, dim=-1).tolist(), "你把分数乘以了 τ；应当除以 τ：s / 0.5 = 2s。"),
-            Mistake(torch.softmax(scores, dim=-1).tolist(), "这是 τ = 1 的权重：先把分数除以 0.5 再做 softmax。"),
-            Mistake((scores / scores.sum()).tolist(), "你直接按分数的比例归一化了；软查找用的是 softmax（先取指数）。"),
+            Mistake("A", "常见的直觉是“降温只让第一名变大”。其实分数高于加权平均分"
+                         f"（这里约 {mean_score:.2f}）的书都会变大：《统计学习方法》的 1.19 也高于平均。"),
+            Mistake("C", "权重的和永远是 1：有书变大，就一定有书变小。分数被放大的同时，差距也被放大了。"),
+            Mistake("D", "和为 1 并不意味着每一本都不变：权重会从低分的书流向高分的书。"),
         ),
-        explain="温度降低，最匹配的《深度学习》分到的权重变大。",
+        explain="分数高于加权平均分的书（《深度学习》和《统计学习方法》）变大，其余变小。",
     )
 
 
-@exercise("02-2", "温度 0.5 时带回去的笔记")
-def _output() -> Expected:
+@exercise("02-2", "把所有键乘以 2，权重会怎样")
+def _double_keys() -> Expected:
     lib = library()
-    right, weights = soft_lookup(lib["q"], lib["K"], lib["V"], 0.5)
-    unnormalised = torch.exp(lib["K"] @ lib["q"] / 0.5) @ lib["V"]
+    _, doubled = soft_lookup(lib["q"], 2 * lib["K"], lib["V"], 1.0)
+    _, half = soft_lookup(lib["q"], lib["K"], lib["V"], 0.5)
     return Expected(
-        value=right.tolist(),
-        atol=5e-3,
+        value="B" if torch.allclose(doubled, half) else "?",
         mistakes=(
-            Mistake(unnormalised.tolist(), "权重没有归一化：exp 之后要除以它们的和，让权重加起来等于 1。"),
-            Mistake(lib["V"][0].tolist(), "这是硬查找（只拿最匹配的一本）的结果；软查找要对五本书的内容加权平均。"),
+            Mistake("A", "softmax 只除以总和，抵消不了分数之间差距的放大：分数翻倍，exp 之后的比值是原来的平方。"),
+            Mistake("C", "方向反了：分数乘以 2 等于除以 0.5，相当于降温，而不是升温到 τ = 2。"),
         ),
-        explain="输出的每一维都落在五本书对应内容的最小值与最大值之间。",
+        explain="q·(2k) = 2(q·k)，softmax(2s) = softmax(s / 0.5)：放大键或查询就是降温。",
     )
 
 

@@ -45,11 +45,16 @@ def _eat_out() -> Expected:
     )
 
 
-@exercise("04-3", "把 d_k 当成 8 时“猫”对“鱼”的权重")
+@exercise("04-3", "q、k 补 6 个 0、按 d_k = 8 缩放后“猫”对“鱼”的权重")
 def _cat_fish_dk8() -> Expected:
     return Expected(
         value=float(_rows(1 / math.sqrt(8))[0, 2]),
         atol=5e-3,
-        mistakes=(Mistake(float(_rows(1 / math.sqrt(2))[0, 2]), "这是 d_k = 2 的结果：把缩放因子换成 1/√8。"),),
-        explain="缩放越强，分布越平，最大权重越小。",
+        mistakes=(
+            Mistake(float(_rows(1 / math.sqrt(2))[0, 2]),
+                    "补 0 确实不改变点积，可缩放因子跟着 d_k 变了：现在要除以 √8，而不是 √2。"),
+            Mistake(float(_rows(1.0)[0, 2]), "你没有缩放。补 0 之后分数不变，但仍要除以 √d_k = √8。"),
+            Mistake(float(_rows(1 / 8)[0, 2]), "你除以的是 d_k = 8；缩放因子是 1/√d_k = 1/√8。"),
+        ),
+        explain="补 0 不改变分数，只让缩放因子变小：分布更平，最大的权重变小。",
     )

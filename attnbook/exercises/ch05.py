@@ -5,7 +5,6 @@ import math
 
 import torch
 
-from ..scaling import softmax_jacobian
 from ._core import Expected, Mistake, exercise
 
 
@@ -58,17 +57,20 @@ def _first_key() -> Expected:
     )
 
 
-@exercise("05-4", "均匀分布时 softmax 雅可比矩阵的范数")
-def _uniform_jacobian() -> Expected:
-    jac = softmax_jacobian(torch.zeros(4, dtype=torch.float64))  # [4, 4]
-    p = torch.full((4,), 0.25, dtype=torch.float64)
+@exercise("05-4", "哪一行 softmax 的雅可比矩阵范数最大：均匀、两键并列还是 one-hot")
+def _largest_jacobian() -> Expected:
+    rows = torch.tensor([[0.0, 0.0, 0.0, 0.0], [10.0, 10.0, -10.0, -10.0], [20.0, 0.0, 0.0, 0.0]],
+                        dtype=torch.float64)
+    p = torch.softmax(rows, dim=-1)
+    norms = (torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2)).flatten(1).norm(dim=1)  # [3]
+    a, b, c = norms.tolist()
     return Expected(
-        value=jac.norm().item(),
-        atol=2e-3,
+        value="ABC"[int(norms.argmax())],
         mistakes=(
-            Mistake(torch.diag(p).norm().item(), "这是 diag(p) 的范数：别忘了减去 p pᵀ。"),
-            Mistake(0.0, "0 是 one-hot（饱和）时的值；均匀分布时梯度最大。"),
-            Mistake((p.unsqueeze(-1) * p).norm().item(), "这是 p pᵀ 的范数：雅可比矩阵是 diag(p) − p pᵀ。"),
+            Mistake("A", f"很多人以为“权重最平 = 梯度最大”，其实不然：均匀的 4 个键 ‖J‖ = √3/4 ≈ {a:.3f}，"
+                         f"两个键各占一半时是 {b:.2f}。权重摊得越平，每个键分到的梯度越小；"
+                         "梯度最大出现在两个键势均力敌的时候。"),
+            Mistake("C", f"one-hot 正是饱和：J = diag(p) − p pᵀ 几乎是零矩阵（‖J‖ ≈ {c:.1e}），梯度传不回去。"),
         ),
-        explain="√3/4 ≈ 0.433。",
+        explain=f"两个键并列时 ‖J‖ = {b:.2f}，比均匀分布的 {a:.3f} 还大；one-hot 时为 0。",
     )

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from ..scaling import in_triangle
+from ..book import in_triangle
 from ..toy import cat_eats_fish
 from ._core import Expected, Mistake, exercise
 

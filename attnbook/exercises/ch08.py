@@ -18,8 +18,10 @@ def _weights_numel() -> Expected:
         atol=0.5,
         mistakes=(
             Mistake(batch * seq_len * seq_len, "漏了 num_heads 那一维：每个头各有一张 seq_len × seq_len 的权重表。"),
-            Mistake(batch * num_heads * seq_len * d_k, "这是 Q（或输出的各头）的大小 [batch, num_heads, seq_len, d_k]；权重的最后一维是 seq_len。"),
-            Mistake(batch * seq_len * d_model, "这是输出 out 的大小；问的是 attn_weights [batch, num_heads, seq_len, seq_len]。"),
+            # Q 的各头 [batch, num_heads, seq_len, d_k] 与输出 out [batch, seq_len, d_model] 元素一样多（num_heads·d_k = d_model）
+            Mistake(batch * num_heads * seq_len * d_k,
+                    "这是 Q（各头 [batch, num_heads, seq_len, d_k]）或输出 out [batch, seq_len, d_model] 的大小；"
+                    "权重的最后两维都是 seq_len：[batch, num_heads, seq_len, seq_len]。"),
         ),
         explain="[batch, num_heads, seq_len, seq_len] = 2 × 8 × 10 × 10；与 d_model、d_k 无关。",
     )

@@ -7,7 +7,7 @@ from ..interpret import exercise_attention, js_divergence, previous_token_score
 from ._core import Expected, Mistake, exercise
 
 
-@exercise("13-1", "一个 6×6 注意力矩阵的前一词分数")
+@exercise("13-1", "一个 6×6 注意力矩阵的前一词得分")
 def _previous_token() -> Expected:
     A = exercise_attention()
     below = torch.diagonal(A, offset=-1)

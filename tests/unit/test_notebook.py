@@ -41,3 +41,31 @@ def test_short_traceback_without_cell_frames_is_the_message():
 def test_activate_outside_a_kernel_does_nothing(capsys):
     _notebook.activate()
     assert capsys.readouterr().out == ""
+
+
+def test_glue_writes_what_myst_nb_glue_writes(monkeypatch):
+    """attnbook.glue is a drop-in for myst_nb.glue (the site build reads its output), for Colab."""
+    import myst_nb
+    import pandas as pd
+
+    import attnbook
+
+    import myst_nb.ext.glue
+
+    shown = []
+    record = lambda *a, **k: shown.append((a, k))  # noqa: E731
+    monkeypatch.setattr("IPython.display.display", record)
+    monkeypatch.setattr(myst_nb.ext.glue, "ipy_display", record)
+    for value, display in [(0.123456, False), ("文字", True), (pd.DataFrame({"列": [1, 2]}), False)]:
+        shown.clear()
+        attnbook.glue("x", value, display=display)
+        mine = shown[:]
+        shown.clear()
+        myst_nb.glue("x", value, display=display)
+        assert mine and repr(mine) == repr(shown)
+
+
+def test_glue_rejects_an_empty_name(assert_reader_error):
+    import attnbook
+
+    assert_reader_error(lambda: attnbook.glue("", 1), "name")

@@ -10,6 +10,7 @@ import pytest
 import torch
 
 import attnbook
+from attnbook import book as B
 from attnbook import scaling as S
 
 
@@ -48,20 +49,30 @@ def test_dot_product_variance_is_d_k_and_one_after_scaling(d_k):
 
 def test_entropy_extremes():
     uniform = torch.full((2, 5), 0.2, dtype=torch.float64)
-    torch.testing.assert_close(S.entropy(uniform), torch.full((2,), math.log(5), dtype=torch.float64))
-    assert S.entropy([0.0, 1.0, 0.0]).item() == 0.0  # 0 log 0 = 0, no NaN
-    assert S.entropy([[0.5, 0.5]]).shape == (1,)
+    torch.testing.assert_close(B.entropy(uniform), torch.full((2,), math.log(5), dtype=torch.float64))
+    assert B.entropy(torch.tensor([0.0, 1.0, 0.0])).item() == 0.0  # 0 log 0 = 0, no NaN
+    assert B.entropy(torch.tensor([[0.5, 0.5]])).shape == (1,)
 
 
 def test_softmax_jacobian_autograd_equals_formula():
     z = torch.randn(3, 4, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
-    jac = S.softmax_jacobian(z)
+    jac = B.softmax_jacobian(z)
     assert jac.shape == (3, 4, 6, 6)
-    torch.testing.assert_close(jac, S.softmax_jacobian_formula(z))
+    p = torch.softmax(z, dim=-1)
+    torch.testing.assert_close(jac, torch.diag_embed(p) - p.unsqueeze(-1) * p.unsqueeze(-2))
     torch.testing.assert_close(jac.sum(dim=-1), torch.zeros(3, 4, 6, dtype=torch.float64))  # rows of J sum to 0
-    # uniform row: norm √(n-1)/n; saturated row: ~0
-    assert abs(S.softmax_jacobian(torch.zeros(4)).norm().item() - math.sqrt(3) / 4) < 1e-6
-    assert S.softmax_jacobian(torch.tensor([30.0, 0.0, 0.0], dtype=torch.float64)).norm().item() < 1e-12
+    # uniform row: norm √(n-1)/n; a two-way tie: 0.5 (the largest for 4 keys); saturated row: ~0
+    assert abs(B.softmax_jacobian(torch.zeros(4, dtype=torch.float64)).norm().item() - math.sqrt(3) / 4) < 1e-6
+    tie = B.softmax_jacobian(torch.tensor([30.0, 30.0, -30.0, -30.0], dtype=torch.float64)).norm().item()
+    assert abs(tie - 0.5) < 1e-9
+    assert B.softmax_jacobian(torch.tensor([30.0, 0.0, 0.0], dtype=torch.float64)).norm().item() < 1e-12
+
+
+def test_largest_jacobian_is_at_a_two_way_tie():
+    """Random rows over the simplex never beat the two-way tie (exercise 05-4)."""
+    z = 3 * torch.randn(20000, 4, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    norms = B.softmax_jacobian(z).flatten(1).norm(dim=1)
+    assert norms.max().item() <= 0.5 + 1e-12 and norms.max().item() > math.sqrt(3) / 4
 
 
 def test_row_stats_and_table():
@@ -71,29 +82,30 @@ def test_row_stats_and_table():
     assert ((s.max_weight >= 1 / 6 - 1e-12) & (s.max_weight <= 1)).all()
     assert S.row_stats(64, scaled=False, n_rows=50, seq_len=6) is s  # cached
     table = S.saturation_table([1, 16, 256], n_rows=200, seq_len=8)
-    assert len(table) == 6 and {"d_k", "scaled", "logit_std", "max_weight", "entropy", "grad_median",
-                                "grad_q25", "grad_q75", "grad_mean", "tiny_grad_share"} <= set(table.columns)
-    unscaled = table[~table["scaled"]].set_index("d_k")
-    scaled = table[table["scaled"]].set_index("d_k")
-    assert unscaled["max_weight"].is_monotonic_increasing and unscaled["entropy"].is_monotonic_decreasing
-    assert unscaled.loc[256, "grad_median"] < 0.1 * scaled.loc[256, "grad_median"]
-    assert scaled["logit_std"].between(0.9, 1.1).all()
-    assert (unscaled["grad_q25"] <= unscaled["grad_median"]).all() and (unscaled["grad_median"] <= unscaled["grad_q75"]).all()
+    assert len(table) == 6 and {"d_k", "缩放方式", "分数标准差", "最大权重", "熵", "梯度中位数", "梯度 25% 分位",
+                                "梯度 75% 分位", "梯度均值", "几乎无梯度的行"} <= set(table.columns)
+    unscaled = table[table["缩放方式"] == "不缩放"].set_index("d_k")
+    scaled = table[table["缩放方式"] == "除以 √d_k"].set_index("d_k")
+    assert unscaled["最大权重"].is_monotonic_increasing and unscaled["熵"].is_monotonic_decreasing
+    assert unscaled.loc[256, "梯度中位数"] < 0.1 * scaled.loc[256, "梯度中位数"]
+    assert scaled["分数标准差"].between(0.9, 1.1).all()
 
 
-def test_query_gradient_stays_put_when_scaled():
-    small = S.query_gradient_norm(4, scaled=True, n_rows=100).median().item()
-    large = S.query_gradient_norm(512, scaled=True, n_rows=100).median().item()
-    assert abs(large / small - 1) < 0.15
-    assert S.query_gradient_norm(1024, scaled=False, n_rows=100).median().item() < 0.2 * large
-
-
-def test_multihead_scale_table():
-    table = S.multihead_scale_table(d_model=128, num_heads=4, seq_len=8, n_rows=50)
-    assert list(table.index) == ["1/√d_k（正确）", "1/√d_model", "1/d_k", "1/√seq_len", "不缩放"]
-    assert abs(table.loc["1/√d_k（正确）", "分数标准差"] - 1) < 0.1
-    assert abs(table.loc["1/√d_model", "分数标准差"] - 1 / math.sqrt(4)) < 0.05
-    assert table.loc["1/√d_model", "熵 / log(seq_len)"] > table.loc["1/√d_k（正确）", "熵 / log(seq_len)"]
+def test_slider_table_equals_the_chapter_loop():
+    """The slider's table (plumbing) is the chapter 05 loop, computed with the chapter's own functions."""
+    table = S.saturation_table([4, 128], n_rows=100, seq_len=10).set_index(["d_k", "缩放方式"])
+    for d_k in (4, 128):
+        q, K = S.random_qk(d_k, n_rows=100, seq_len=10)
+        for how in ("不缩放", "除以 √d_k"):
+            logits = (K @ q.unsqueeze(-1)).squeeze(-1)
+            if how == "除以 √d_k":
+                logits = logits / math.sqrt(d_k)
+            p = torch.softmax(logits, dim=-1)
+            J_norm = B.softmax_jacobian(logits).flatten(1).norm(dim=1)
+            line = table.loc[(d_k, how)]
+            assert math.isclose(line["最大权重"], p.max(dim=-1).values.mean().item(), rel_tol=1e-12)
+            assert math.isclose(line["熵"], B.entropy(p).mean().item(), rel_tol=1e-12)
+            assert math.isclose(line["梯度中位数"], J_norm.quantile(0.5).item(), rel_tol=1e-12)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -109,6 +121,10 @@ def test_figures_are_pure_and_labelled():
     assert ax.get_yscale() == "log"
     fig = S.scaling_figure(128, False)
     assert len(fig.axes) == 3 and "d_k = 128" in fig._suptitle.get_text()
+    # the chapter passes its own table and logits: the figure draws exactly those
+    logits_by = {(d_k, how): torch.zeros(7, 5, dtype=torch.float64) for d_k in S.D_K_GRID for how in ("不缩放", "除以 √d_k")}
+    fig = S.scaling_figure(8, True, table=S.saturation_table(n_rows=20, seq_len=5), logits_by=logits_by)
+    assert "7 个随机查询，每个看 5 个键" in fig._suptitle.get_text()
 
 
 def test_scaling_slider_static_html():
@@ -126,25 +142,16 @@ TRIANGLE = torch.tensor([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]], dtype=torch.float6
 
 
 def test_barycentric_basics():
-    torch.testing.assert_close(S.barycentric(TRIANGLE, TRIANGLE), torch.eye(3, dtype=torch.float64))
-    centre = S.barycentric(TRIANGLE.mean(dim=0), TRIANGLE)
+    torch.testing.assert_close(B.barycentric(TRIANGLE, TRIANGLE), torch.eye(3, dtype=torch.float64))
+    centre = B.barycentric(TRIANGLE.mean(dim=0), TRIANGLE)
     assert centre.shape == (3,)
     torch.testing.assert_close(centre, torch.full((3,), 1 / 3, dtype=torch.float64))
     points = torch.tensor([[0.2, 0.2], [1.0, 1.0], [-0.1, 0.5]], dtype=torch.float64)
-    lam = S.barycentric(points, TRIANGLE)
+    lam = B.barycentric(points, TRIANGLE)
     torch.testing.assert_close(lam.sum(dim=-1), torch.ones(3, dtype=torch.float64))
     torch.testing.assert_close(lam @ TRIANGLE, points)
-    assert S.in_triangle(points, TRIANGLE).tolist() == [True, False, False]
-    assert S.in_triangle([[0.5, 0.5]], TRIANGLE).tolist() == [True]  # on the edge counts
-
-
-def test_closest_point_in_triangle():
-    torch.testing.assert_close(S.closest_point_in_triangle([0.2, 0.2], TRIANGLE),
-                               torch.tensor([0.2, 0.2], dtype=torch.float64))
-    torch.testing.assert_close(S.closest_point_in_triangle([1.0, 1.0], TRIANGLE),
-                               torch.tensor([0.5, 0.5], dtype=torch.float64))  # nearest on an edge
-    torch.testing.assert_close(S.closest_point_in_triangle([-1.0, -2.0], TRIANGLE),
-                               torch.tensor([0.0, 0.0], dtype=torch.float64))  # nearest is a vertex
+    assert B.in_triangle(points, TRIANGLE).tolist() == [True, False, False]
+    assert B.in_triangle([[0.5, 0.5]], TRIANGLE).tolist() == [True]  # on the edge counts
 
 
 @pytest.mark.parametrize("tau", [1e-3, 0.02, 0.3, 1.0, 7.0, 1e3])
@@ -153,8 +160,8 @@ def test_hull_outputs_stay_inside_for_any_temperature(tau):
     attn_weights, out = S.hull_outputs(tau)
     assert (attn_weights >= 0).all()
     torch.testing.assert_close(attn_weights.sum(dim=-1), torch.ones(3, dtype=torch.float64))
-    lam = S.barycentric(out, d["V"])
-    assert (lam >= -1e-12).all() and S.in_triangle(out, d["V"]).all()
+    lam = B.barycentric(out, d["V"])
+    assert (lam >= -1e-12).all() and B.in_triangle(out, d["V"]).all()
 
 
 def test_hull_outputs_at_one_is_ordinary_attention():
@@ -181,33 +188,23 @@ BAD = [
     ("d_k negative", lambda: S.random_qk(-4), "d_k"),
     ("d_k float", lambda: S.random_qk(1.5), "d_k"),
     ("d_k bool", lambda: S.row_stats(True, scaled=True), "d_k"),
-    ("d_k string", lambda: S.query_gradient_norm("64", scaled=True), "d_k"),
+    ("d_k string", lambda: S.random_qk("64"), "d_k"),
     ("d_k huge", lambda: S.random_qk(10 ** 6), "d_k"),
+    ("hull triangle degenerate", lambda: S.plot_hull([[0, 0], [1, 1], [2, 2]]), "triangle"),
     ("too many numbers", lambda: S.random_qk(1024, n_rows=5000, seq_len=10), "n_rows"),
     ("seq_len zero", lambda: S.random_qk(4, seq_len=0), "seq_len"),
     ("seed negative", lambda: S.random_qk(4, seed=-1), "seed"),
     ("scaled not bool", lambda: S.row_stats(4, scaled="yes"), "scaled"),
     ("logits q wrong rank", lambda: S.attention_logits(torch.zeros(3), torch.zeros(3, 2, 3)), "q"),
     ("logits K mismatch", lambda: S.attention_logits(torch.zeros(2, 4), torch.zeros(2, 3, 5)), "K"),
-    ("entropy negative weights", lambda: S.entropy([0.5, -0.1, 0.6]), "attn_weights"),
-    ("entropy scalar", lambda: S.entropy(0.5), "attn_weights"),
-    ("entropy not numbers", lambda: S.entropy(["a", "b"]), "attn_weights"),
-    ("jacobian of a scalar", lambda: S.softmax_jacobian(torch.tensor(1.0)), "logits"),
-    ("jacobian not numbers", lambda: S.softmax_jacobian([["x"]]), "logits"),
     ("d_k_values empty", lambda: S.saturation_table([]), "d_k_values"),
     ("d_k_values string", lambda: S.saturation_table("1,2,4"), "d_k_values"),
     ("d_k_values with zero", lambda: S.saturation_table([1, 0, 4]), "d_k_values"),
-    ("heads do not divide", lambda: S.multihead_scale_table(d_model=100, num_heads=8), "num_heads"),
-    ("one key only", lambda: S.multihead_scale_table(seq_len=1), "seq_len"),
     ("variance lengths differ", lambda: S.plot_variance([1, 2, 4], [1.0, 2.0], [1.0, 1.0, 1.0]), "var_unscaled"),
     ("table is not a table", lambda: S.plot_gradients([1, 2, 3]), "table"),
     ("highlight not in table", lambda: S.plot_gradients(S.saturation_table([1, 2], n_rows=10, seq_len=3),
                                                         highlight=(64, True)), "highlight"),
     ("slider d_k off the grid", lambda: S.scaling_figure(3, True), "d_k"),
-    ("triangle wrong shape", lambda: S.barycentric([0.1, 0.1], torch.zeros(4, 2)), "triangle"),
-    ("degenerate triangle", lambda: S.barycentric([0.1, 0.1], [[0, 0], [1, 1], [2, 2]]), "triangle"),
-    ("points 3-D", lambda: S.barycentric([0.1, 0.1, 0.1], TRIANGLE), "points"),
-    ("closest point given many", lambda: S.closest_point_in_triangle([[0, 0], [1, 1]], TRIANGLE), "point"),
     ("temperature zero", lambda: S.hull_outputs(0.0), "temperature"),
     ("temperature negative", lambda: S.hull_outputs(-1.0), "temperature"),
     ("temperature nan", lambda: S.hull_outputs(float("nan")), "temperature"),
@@ -236,6 +233,11 @@ def test_exercise_mistakes_are_recognised(capsys):
     assert "三角形" in capsys.readouterr().out
     assert attnbook.check("06-2", attnbook.cat_eats_fish()["V"].sum(dim=0)) is False
     assert "除以 3" in capsys.readouterr().out
+    assert attnbook.check("05-4", "A") is False
+    assert "两个键势均力敌" in capsys.readouterr().out
+    assert attnbook.check("04-3", float(torch.softmax(attnbook.cat_eats_fish()["Q"][0] @ attnbook.cat_eats_fish()["K"].T
+                                                      / math.sqrt(2), dim=-1)[2])) is False
+    assert "√8" in capsys.readouterr().out
 
 
 def test_exercise_answers(capsys):

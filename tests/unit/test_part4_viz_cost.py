@@ -154,9 +154,7 @@ def test_median_time_and_benchmark_shape():
     assert median_time(lambda: sum(range(100)), repeats=3) >= 0
     with pytest.raises(AttnBookError, match="repeats"):
         median_time(lambda: None, repeats=0)
-    threads = torch.get_num_threads()
     table = benchmark([64, 128], repeats=1)
-    assert torch.get_num_threads() == threads  # restored
     assert list(table.columns) == ["方法", "n", "秒"] and len(table) == 8
     assert (table["秒"] > 0).all()
     ax = plot_loglog(table, slopes={name: 1.0 for name in table["方法"]}, min_n=100)
@@ -223,6 +221,21 @@ def test_model_shapes_causality_and_head_mask():
     torch.testing.assert_close(model.layers[0](x, causal_mask(24))[1], weights[0])
 
 
+def test_mean_fill_replaces_a_head_by_its_average():
+    torch.manual_seed(0)
+    model = AttnOnlyTransformer(26, d_model=16, num_heads=2, num_layers=2, max_len=24)
+    data = induction_batch(8, generator=torch.Generator().manual_seed(3))
+    logits, weights, heads = model(data.tokens, return_heads=True)
+    assert [h.shape for h in heads] == [(8, 2, 24, 8)] * 2
+    fill = [h.mean(0) for h in heads]
+    keep = torch.ones(2, 2)
+    torch.testing.assert_close(model(data.tokens, keep, fill)[0], logits)  # nothing removed
+    keep[0, 1] = 0
+    _, _, replaced = model(data.tokens, keep, fill, return_heads=True)
+    torch.testing.assert_close(replaced[0][:, 1], fill[0][1].expand(8, 24, 8))
+    torch.testing.assert_close(replaced[0][:, 0], heads[0][:, 0])
+
+
 def test_scores_on_perfect_heads():
     data = induction_batch(4, generator=torch.Generator().manual_seed(2))
     seq_len = 24
@@ -260,7 +273,7 @@ def test_js_divergence_and_diversity():
     different[0, 0, :, 0] = 1
     different[0, 1] = torch.eye(3)
     assert head_diversity(different) == pytest.approx(1.0)  # queries 1 and 2 disagree completely
-    assert head_diversity([same, same], within_layer=True) == pytest.approx(0.0, abs=1e-12)
+    assert head_diversity([same, same]) == pytest.approx(0.0, abs=1e-12)
     with pytest.raises(AttnBookError, match="weights"):
         head_diversity(torch.ones(1, 1, 3, 3))
 
@@ -277,11 +290,15 @@ def test_training_is_deterministic_and_tools_run():
     assert isinstance(table, pd.DataFrame) and len(table) == 4
     ablation = ablation_accuracy(a.model, data)
     assert set(ablation) >= {"完整模型", "去掉 第1层·头1", "去掉 第2层全部头"}
+    mean = ablation_accuracy(a.model, data, mode="mean")
+    assert set(mean) == set(ablation) and mean["完整模型"] == ablation["完整模型"]
+    with pytest.raises(AttnBookError, match="mode"):
+        ablation_accuracy(a.model, data, mode="max")
     weights = a.model(data.tokens)[1]
     assert head_figure(weights, data, 1, 2, title="t").axes
     assert len(heads_grid(weights, data).axes) == 4
     assert plot_losses({"x": a.losses}).get_xlabel() == "训练步数"
-    assert plot_scores(table).get_xlabel() == "前一词分数"
+    assert plot_scores(table).get_xlabel() == "前一词得分"
     with pytest.raises(AttnBookError, match="steps"):
         train_induction(0, steps=-1)
 
