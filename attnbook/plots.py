@@ -139,3 +139,55 @@ def heatmap_grid(
         fig.suptitle(suptitle)
     fig.tight_layout()
     return fig
+
+
+# -- accessibility: Chinese alt text for every figure ------------------------------------------
+def figure_alt(fig) -> str:
+    """A short Chinese description of a matplotlib Figure, built from its titles and axis labels.
+
+    Used as the alt text of notebook figures (stored in the PNG's ``Description`` metadata,
+    which the site copies into ``<img alt>``) and of slider frames.
+    """
+    def clean(text: str) -> str:
+        return " ".join(str(text).replace("$", "").split())
+
+    parts = []
+    suptitle = getattr(fig, "_suptitle", None)
+    if suptitle is not None and suptitle.get_text().strip():
+        parts.append(f"「{clean(suptitle.get_text())}」")
+    panels = []
+    for ax in fig.axes:
+        if not ax.get_visible() or not ax.axison and not ax.images:
+            continue
+        if ax.get_label() == "<colorbar>":
+            continue
+        kind = "热力图" if ax.images else ("柱状图" if ax.patches and not ax.lines else
+                                          ("曲线图" if ax.lines else ("散点图" if ax.collections else "图")))
+        desc = kind
+        title = clean(ax.get_title())
+        if title:
+            desc = f"{kind}「{title}」"
+        axes_text = []
+        if clean(ax.get_xlabel()):
+            axes_text.append(f"横轴：{clean(ax.get_xlabel())}")
+        if clean(ax.get_ylabel()):
+            axes_text.append(f"纵轴：{clean(ax.get_ylabel())}")
+        if axes_text:
+            desc += "（" + "，".join(axes_text) + "）"
+        panels.append(desc)
+    if len(panels) == 1:
+        parts.append(panels[0])
+    elif panels:
+        shown = "；".join(panels[:4]) + ("；等" if len(panels) > 4 else "")
+        parts.append(f"{len(panels)} 个子图：{shown}")
+    return "图：" + ("，".join(parts) if parts else "代码单元画出的图")
+
+
+def figure_png_with_alt(fig, **kwargs):
+    """IPython's PNG formatter for a Figure, with :func:`figure_alt` in the PNG metadata."""
+    from IPython.core.pylabtools import print_figure
+
+    if not fig.axes and not fig.lines:
+        return None
+    return print_figure(fig, fmt="png", base64=True,
+                        metadata={"Description": figure_alt(fig), "Software": None}, **kwargs)

@@ -54,16 +54,19 @@ def _format(value: Any) -> str:
 
 
 def figure_to_png(fig, *, dpi: int = 80, compact: bool = True) -> bytes:
-    """Render a matplotlib Figure to PNG bytes (no timestamp, optionally palette-compressed)."""
+    """Render a matplotlib Figure to PNG bytes (no timestamp, optionally palette-compressed).
+
+    The transparency of the figure's background is kept, so the frame sits on the page's own
+    background in the site's light and dark modes."""
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     data = buffer.getvalue()
     if compact:
         from PIL import Image
 
-        image = Image.open(io.BytesIO(data)).convert("RGB")
+        image = Image.open(io.BytesIO(data)).convert("RGBA")
         small = io.BytesIO()
-        image.quantize(colors=256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE).save(
+        image.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
             small, format="png", optimize=True)
         if small.tell() < len(data):
             data = small.getvalue()
@@ -81,6 +84,8 @@ class Slider:
         initial: the starting value of some parameters (default: the middle of each list).
         labels: text shown before each control (default: the parameter name).
         dpi: resolution of the frames.
+        alt: what the figure shows, in Chinese (default: derived from the figure's titles and
+            axis labels); each frame's alt text adds the values of the controls.
     """
 
     def __init__(
@@ -131,6 +136,7 @@ class Slider:
         self.dpi = dpi
         self.alt = alt
         self._cache: dict[tuple, bytes] = {}
+        self._alts: dict[tuple[int, ...], str] = {}
 
     # -- frames ---------------------------------------------------------------------------
     def _figure(self, params: Mapping[str, Any]):
@@ -152,6 +158,9 @@ class Slider:
         if key not in self._cache:
             fig = self._figure(full)
             try:
+                from .plots import figure_alt
+
+                self._alts[key[0]] = figure_alt(fig)
                 self._cache[key] = figure_to_png(fig, dpi=self.dpi, compact=compact)
             finally:
                 plt.close(fig)
@@ -189,16 +198,23 @@ class Slider:
                 parts.append(f'<label>{label} <select {data} aria-label="{label}">{options}</select></label>')
         parts.append("</div><div class=\"attnbook-frames\">")
         start_index = tuple(self.controls[k].index(self.initial[k]) for k in self.controls)
-        for index, png in self.frames().items():
-            params = ", ".join(f"{self.labels[k]}={_format(self.controls[k][i])}"
-                               for k, i in zip(self.controls, index))
-            alt = esc(f"{self.alt}（{params}）" if self.alt else params)
+        frames = self.frames()
+        keys = key_frames(list(frames), start_index)
+        for index, png in frames.items():
+            params = "，".join(f"{self.labels[k]} = {_format(self.controls[k][i])}"
+                              for k, i in zip(self.controls, index))
+            base = self.alt or self._alts.get(index, "图")
+            alt = esc(f"{base}（滑块取值：{params}）")
             display = "block" if index == start_index else "none"
             src = base64.b64encode(png).decode("ascii")
-            parts.append(f'<img data-frame="{",".join(map(str, index))}" alt="{alt}" '
-                         f'style="display:{display};max-width:100%;height:auto" '
-                         f'src="data:image/png;base64,{src}">')
-        parts.append(f"</div><script>{_JS}</script></div>")
+            img = (f'<img data-frame="{",".join(map(str, index))}" alt="{alt}" '
+                   f'style="display:{display};max-width:100%;height:auto" '
+                   f'src="data:image/png;base64,{src}">')
+            if index in keys:  # printed as a grid of labelled key frames (see _PRINT_CSS)
+                img = (f'<figure class="attnbook-key" style="margin:0">{img}'
+                       f'<figcaption class="attnbook-caption">{esc(params)}</figcaption></figure>')
+            parts.append(img)
+        parts.append(f"</div><style>{_PRINT_CSS}</style><script>{_JS}</script></div>")
         return "".join(parts)
 
     # -- live widgets --------------------------------------------------------------------------
@@ -241,6 +257,34 @@ class Slider:
             display({"text/html": self.html(), "text/plain": repr(self)}, raw=True)
         else:
             display(self.widget())
+
+
+#: On screen: the key frames' captions are hidden. In print (the book's PDF, a browser's print):
+#: the controls are hidden and the slider becomes a grid of its 3–6 labelled key frames.
+_PRINT_CSS = (
+    ".attnbook-caption{display:none}"
+    "@media print{.attnbook-slider .attnbook-controls{display:none!important}"
+    ".attnbook-slider .attnbook-frames{display:grid;grid-template-columns:repeat(3,1fr);gap:0.4em;"
+    "break-inside:avoid}"
+    ".attnbook-slider .attnbook-frames>img{display:none!important}"
+    ".attnbook-slider .attnbook-key img{display:inline-block!important;width:100%;height:auto}"
+    ".attnbook-slider .attnbook-caption{display:inline-block;width:100%;font-size:0.75em;text-align:center}}"
+)
+
+
+def key_frames(indices: Sequence[tuple[int, ...]], start: tuple[int, ...], most: int = 6) -> list[tuple[int, ...]]:
+    """The frames a printed slider shows: all of them if there are at most ``most``, else
+    ``most`` spread evenly over the grid (the first, the last, and the starting frame among them)."""
+    indices = list(indices)
+    if len(indices) <= most:
+        return indices
+    n = len(indices)
+    picks = {round(i * (n - 1) / (most - 1)) for i in range(most)}
+    chosen = [indices[i] for i in sorted(picks)]
+    if start not in chosen:
+        middle = min(range(1, len(chosen) - 1), key=lambda j: abs(indices.index(chosen[j]) - indices.index(start)))
+        chosen[middle] = start
+    return sorted(chosen, key=indices.index)
 
 
 def _is_slider(values: Sequence[Any]) -> bool:
