@@ -19,6 +19,11 @@ from ._errors import fail
 # ---- chapters/01_context.ipynb -----------------------------------------------------------------
 
 
+def ngram_window(tokens, position, n):
+    """The tokens an N-gram model conditions on when it predicts tokens[position]: the N - 1 before it."""
+    return list(tokens[max(0, position - (n - 1)):position])
+
+
 def tanh_rnn(X, W_xh, W_hh):
     """Run h_t = tanh(x_t W_xh + h_{t-1} W_hh) from h = 0 and return the last state h_T.
 
@@ -41,6 +46,67 @@ def gradient_norms(X, W_xh, W_hh):
     return jac.pow(2).sum(dim=(0, 2)).sqrt()
 
 
+def init_rnn(d_in, d_h, weight_scale, seed):
+    """Random float64 weights for one run: W_hh ~ N(0, weight_scale² / d_h) (spectral radius ≈ weight_scale),
+    W_xh ~ N(0, 1 / d_in). Returns (W_xh [d_in, d_h], W_hh [d_h, d_h], gen); draw the inputs from gen."""
+    gen = torch.Generator().manual_seed(seed)
+    W_hh = torch.randn(d_h, d_h, generator=gen, dtype=torch.float64) * (weight_scale / math.sqrt(d_h))
+    W_xh = torch.randn(d_in, d_h, generator=gen, dtype=torch.float64) / math.sqrt(d_in)
+    return W_xh, W_hh, gen
+
+
+def measure_gradient_decay(weight_scale, seeds=5, seq_len=60, d_in=8, d_h=32, input_scale=1.0):
+    """‖∂h_T/∂x_t‖ for `seeds` random RNNs (seeds 0, 1, ...), inputs X ~ N(0, input_scale²).
+
+    Returns [seeds, seq_len]; column k is the distance T - t = k (k = 0 is the last input).
+    """
+    rows = []
+    for seed in range(seeds):
+        W_xh, W_hh, gen = init_rnn(d_in, d_h, weight_scale, seed)
+        X = input_scale * torch.randn(seq_len, d_in, generator=gen, dtype=torch.float64)  # [seq_len, d_in]
+        rows.append(gradient_norms(X, W_xh, W_hh).flip(0))  # 倒过来：第 k 个是距离 k
+    return torch.stack(rows)
+
+
+#@save
+def log10_mean(norms):
+    """Average over seeds in log space (the geometric mean): [seeds, seq_len] -> [seq_len] of log10."""
+    return norms.log10().mean(dim=0)
+
+
+def factor_per_step(norms, start=5):
+    """10 ** slope of a least-squares line through log10_mean(norms) against distance, fitted from `start` on.
+
+    < 1: the gradient vanishes by that factor per extra step; > 1: it explodes.
+    """
+    y = log10_mean(norms)[start:]  # [seq_len - start]
+    k = torch.arange(start, start + len(y), dtype=torch.float64)  # 距离
+    slope = ((k - k.mean()) * (y - y.mean())).sum() / ((k - k.mean()) ** 2).sum()
+    return float(10 ** slope)
+
+
+def path_lengths(seq_len, kind, kernel_size=3):
+    """Fewest hops between every pair of positions, by breadth-first search. Returns [seq_len, seq_len].
+
+    kind: "rnn" (t linked to t - 1 and t + 1), "cnn" (t linked to every position within
+    (kernel_size - 1) // 2; one hop = one conv layer) or "attention" (every position linked to every other).
+    """
+    reach = {"rnn": 1, "cnn": (kernel_size - 1) // 2, "attention": seq_len}[kind]
+    out = torch.full((seq_len, seq_len), -1, dtype=torch.long)
+    for source in range(seq_len):
+        out[source, source] = 0
+        frontier = [source]
+        while frontier:  # 一圈一圈往外走
+            nxt = []
+            for i in frontier:
+                for j in range(max(0, i - reach), min(seq_len, i + reach + 1)):
+                    if out[source, j] < 0:
+                        out[source, j] = out[source, i] + 1
+                        nxt.append(j)
+            frontier = nxt
+    return out
+
+
 # ---- chapters/02_attention_lookup.ipynb --------------------------------------------------------
 
 
@@ -55,24 +121,112 @@ def soft_lookup(q, K, V, temperature=1.0):
     return out, weights
 
 
+# ---- chapters/03_self_attention_qkv.ipynb ------------------------------------------------------
+
+
+def random_scores(d_model, seq_len, trials, how, seed=0, d_k=None):
+    """Scores of `trials` random sentences whose token vectors are X ~ N(0, 1), float64.
+
+    how: "XXT" (X Xᵀ), "unit" (X Xᵀ after scaling every row to length 1) or "QKT" ((X W_q)(X W_k)ᵀ
+    with fresh W_q, W_k ~ N(0, 1/d_model) per trial; d_k defaults to d_model).
+    Returns [trials, seq_len, seq_len].
+    """
+    gen = torch.Generator().manual_seed(seed)
+    X = torch.randn(trials, seq_len, d_model, generator=gen, dtype=torch.float64)  # [trials, seq_len, d_model]
+    if how == "XXT":
+        return X @ X.transpose(-2, -1)
+    if how == "unit":
+        U = X / X.norm(dim=-1, keepdim=True)  # 每个词向量缩放到长度 1
+        return U @ U.transpose(-2, -1)
+    if how == "QKT":
+        d_k = d_model if d_k is None else d_k
+        W_q = torch.randn(trials, d_model, d_k, generator=gen, dtype=torch.float64) / math.sqrt(d_model)
+        W_k = torch.randn(trials, d_model, d_k, generator=gen, dtype=torch.float64) / math.sqrt(d_model)
+        return (X @ W_q) @ (X @ W_k).transpose(-2, -1)
+    raise fail("how", how, '"XXT"、"unit" 或 "QKT"')
+
+
+#@save
+def self_match_rate(scores):
+    """Share of rows whose largest score is on the diagonal (the token picks itself). scores: [..., n, n]."""
+    picks = scores.argmax(dim=-1)  # [..., n]：每一行分数最高的位置
+    return (picks == torch.arange(scores.shape[-1])).double().mean().item()
+
+
+# ---- chapters/05_scaling.ipynb -----------------------------------------------------------------
+
+
+def entropy(attn_weights):
+    """Entropy of each row in nats, -sum_j p_j log p_j, with 0 log 0 = 0.
+
+    attn_weights: [..., seq_len], rows >= 0 summing to 1. Returns [...].
+    """
+    p = attn_weights
+    return -torch.where(p > 0, p * torch.log(p), torch.zeros_like(p)).sum(dim=-1)
+
+
+def softmax_jacobian(logits):
+    """d softmax(z) / dz for every row of logits, by autograd (torch.func).
+
+    logits: [..., seq_len]. Returns [..., seq_len, seq_len]; entry [..., i, j] is dp_i/dz_j.
+    """
+    rows = logits.reshape(-1, logits.shape[-1])  # [n_rows, seq_len]
+    one_row = torch.func.jacrev(lambda z: torch.softmax(z, dim=-1))  # [seq_len] -> [seq_len, seq_len]
+    jac = torch.func.vmap(one_row)(rows)  # [n_rows, seq_len, seq_len]
+    return jac.reshape(*logits.shape, logits.shape[-1])
+
+
+# ---- chapters/06_weighted_sum.ipynb ------------------------------------------------------------
+
+
+def barycentric(points, triangle):
+    """Barycentric coordinates of 2-D points with respect to a triangle (a 3x3 linear solve).
+
+    points: [n, 2] (or [2]); triangle: [3, 2], one vertex per row.
+    Returns [n, 3] (or [3]) with lam.sum(-1) == 1 and lam @ triangle == points.
+    """
+    P = torch.as_tensor(points, dtype=torch.float64)
+    T = torch.as_tensor(triangle, dtype=torch.float64)
+    single = P.dim() == 1
+    P = P.reshape(-1, 2)  # [n, 2]
+    A = torch.cat([T.T, torch.ones(1, 3, dtype=T.dtype)])  # [3, 3]：第 j 列是 (v_j, 1)
+    rhs = torch.cat([P.T, torch.ones(1, P.shape[0], dtype=T.dtype)])  # [3, n]：每列是 (o, 1)
+    lam = torch.linalg.solve(A, rhs).T  # [n, 3]
+    return lam[0] if single else lam
+
+
+#@save
+def in_triangle(points, triangle, tol=1e-12):
+    """True where a point lies in the (filled) triangle: all barycentric coordinates >= 0."""
+    return (barycentric(points, triangle) >= -tol).all(dim=-1)
+
+
 # ---- chapters/07_single_head.ipynb -------------------------------------------------------------
 
 
 def check_mask(mask: torch.Tensor, scores_shape: torch.Size) -> None:
-    """mask 必须能广播到分数的形状 scores_shape，且不能把它撑大；否则抛出中文错误。
+    """检查 mask 是否合本书的约定（True/1 = 保留，False/0 = 屏蔽）；不合格就抛出中文的 AttnBookError。
 
-    原文的 scores = scores.masked_fill(...) 会按广播规则悄悄把分数“撑大”：[batch, 1, 1, seq_len]
-    的 mask 配上单头的分数 [batch, seq_len, seq_len]，得到 [batch, batch, seq_len, seq_len]。
+    1. 取值：布尔，或只含 0 和 1 的整数/浮点张量。含 −∞ 等其他值的浮点 mask 是“加性 mask”，
+       照 0/1 去读会把保留和屏蔽读反，所以拒绝；全是 0 的浮点 mask 也有这种歧义，同样拒绝。
+    2. 形状：能广播到分数的形状 scores_shape，而且不能把它撑大（原文的 masked_fill 会悄悄撑大）。
     """
+    if not isinstance(mask, torch.Tensor):
+        raise fail("mask", mask, "一个张量（布尔，True = 保留）")
+    if mask.dtype != torch.bool:
+        zero_one = not mask.is_complex() and bool(((mask == 0) | (mask == 1)).all())
+        if not zero_one or (mask.is_floating_point() and not (mask == 1).any()):
+            raise fail("mask", mask, f"布尔 mask（True = 保留），或只含 0/1 的张量；这个 {mask.dtype} 的 mask "
+                       "含有 0/1 以外的值（例如 −inf）或全是 0，像是 SDPA 的加性 mask（0 = 保留，−inf = 屏蔽），"
+                       "照 0/1 读会把保留和屏蔽读反。请先转成布尔：mask = (additive_mask == 0)")
     try:
         shape = torch.broadcast_shapes(mask.shape, scores_shape)
     except RuntimeError:
         shape = None
     if shape != scores_shape:
-        raise ValueError(
-            f"mask 的形状 {tuple(mask.shape)} 应能广播到注意力分数的形状 {tuple(scores_shape)}，"
-            "而且不能让它变大。多头用 [batch, 1, 1, seq_len]（padding）或 [1, 1, seq_len, seq_len]"
-            "（causal）；单头的分数少一维，要去掉 num_heads 那一维，例如 mask[:, 0]")
+        raise fail("mask", mask, f"能广播到注意力分数 {tuple(scores_shape)}、而且不把它撑大的形状。"
+                   "多头用 [batch, 1, 1, seq_len]（填充）或 [1, 1, seq_len, seq_len]（因果）；"
+                   "单头的分数少一维，要去掉第 1 维（num_heads），例如 mask[:, 0]")
 
 
 def scaled_dot_product_attention(
@@ -82,20 +236,24 @@ def scaled_dot_product_attention(
 
     Q: [..., seq_len_q, d_k]；K: [..., seq_len_k, d_k]；V: [..., seq_len_k, d_v]
     （“...”是任意多个前导维，例如 [batch] 或 [batch, num_heads]）。
-    mask: 能广播到 [..., seq_len_q, seq_len_k]；1/True = 保留，0/False = 屏蔽。
+    mask: 能广播到 [..., seq_len_q, seq_len_k]；布尔 True（或 1）= 保留，False（或 0）= 屏蔽，
+    与 SDPA 的布尔 mask 相同；加性浮点 mask 会被拒绝（见 check_mask）。
     返回 (out [..., seq_len_q, d_v], attn_weights [..., seq_len_q, seq_len_k])。
-    某个查询的键全被屏蔽时，它那一行是 NaN（softmax 的输入全是 -inf）。
+    某个查询的键全被屏蔽时，它那一行是 NaN（见第 9 章“整行被遮”）。
     """
-    if Q.size(-1) != K.size(-1) or K.size(-2) != V.size(-2):
-        raise ValueError(
-            f"Q、K 的最后一维（d_k）必须相同，K、V 的倒数第二维（seq_len_k）必须相同；"
-            f"收到 Q: {tuple(Q.shape)}，K: {tuple(K.shape)}，V: {tuple(V.shape)}")
+    if Q.size(-1) != K.size(-1):
+        raise fail("K", K, f"最后一维（d_k）与 Q 相同的张量，而 Q 的形状是 {tuple(Q.shape)}")
+    if K.size(-2) != V.size(-2):
+        raise fail("V", V, f"倒数第二维（seq_len_k）与 K 相同的张量，而 K 的形状是 {tuple(K.shape)}")
     d_k = Q.size(-1)
-    scores = Q @ K.transpose(-2, -1)  # [..., seq_len_q, seq_len_k]
-    scores /= math.sqrt(d_k)  # 原地缩放：不再分配一个 seq_len_q × seq_len_k 的新张量
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)  # [..., seq_len_q, seq_len_k]
     if mask is not None:
         check_mask(mask, scores.shape)
-        scores.masked_fill_(mask == 0, float("-inf"))  # 0 = 屏蔽（同样原地修改）
+        if mask.device != scores.device:
+            raise fail("mask", mask, f"与 Q 在同一设备（{scores.device}）上，它却在 {mask.device}；"
+                       "建 mask 时传 device=Q.device，或用 mask.to(Q.device)")
+        keep = mask if mask.dtype == torch.bool else mask == 1
+        scores = scores.masked_fill(~keep, float("-inf"))  # False = 屏蔽
     attn_weights = torch.softmax(scores, dim=-1)  # [..., seq_len_q, seq_len_k]，每行和为 1
     out = attn_weights @ V  # [..., seq_len_q, d_v]
     return out, attn_weights
@@ -107,11 +265,14 @@ class SelfAttention(nn.Module):
     SelfAttention(d_model, d_k=None, d_v=None)；d_k、d_v 不给时等于 d_model。
     forward(x [batch, seq_len, d_model], mask=None)
         -> (out [batch, seq_len, d_v], attn_weights [batch, seq_len, seq_len])；
-    mask 能广播到 [batch, seq_len, seq_len]，1/True = 保留，0/False = 屏蔽。
+    mask 能广播到 [batch, seq_len, seq_len]，True/1 = 保留，False/0 = 屏蔽。
     """
 
     def __init__(self, d_model: int, d_k: int | None = None, d_v: int | None = None) -> None:
         super().__init__()
+        for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
+            if value is not None and (isinstance(value, bool) or not hasattr(value, "__index__") or value < 1):
+                raise fail(name, value, "正整数")
         self.d_model = d_model
         self.d_k = d_k if d_k is not None else d_model
         self.d_v = d_v if d_v is not None else d_model
@@ -121,9 +282,7 @@ class SelfAttention(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         if x.dim() != 3 or x.size(-1) != self.d_model:
-            raise ValueError(
-                f"x 的形状应为 [batch, seq_len, {self.d_model}]，收到 {tuple(x.shape)}；"
-                "只有一句话时用 x.unsqueeze(0) 补上 batch 维")
+            raise fail("x", x, f"[batch, seq_len, {self.d_model}] 的三维张量；只有一句话时用 x.unsqueeze(0) 补上 batch 维")
         Q = self.W_q(x)  # [batch, seq_len, d_k]
         K = self.W_k(x)  # [batch, seq_len, d_k]
         V = self.W_v(x)  # [batch, seq_len, d_v]
@@ -138,19 +297,21 @@ class MultiHeadSelfAttention(nn.Module):
 
     forward(x [batch, seq_len, d_model], mask=None)
         -> (out [batch, seq_len, d_model], attn_weights [batch, num_heads, seq_len, seq_len])；
-    mask 能广播到 [batch, num_heads, seq_len, seq_len]，1/True = 保留，0/False = 屏蔽
-    （padding mask: [batch, 1, 1, seq_len]；causal mask: [1, 1, seq_len, seq_len]）。
+    mask 能广播到 [batch, num_heads, seq_len, seq_len]，True/1 = 保留，False/0 = 屏蔽
+    （填充掩码: [batch, 1, 1, seq_len]；因果掩码: [1, 1, seq_len, seq_len]）。
+    为看清计算而写：没有注意力 dropout，初始化与 nn.MultiheadAttention 不同。
     """
 
     def __init__(self, d_model: int, num_heads: int = 8) -> None:
         super().__init__()
-        if not isinstance(num_heads, int) or num_heads < 1:
-            raise ValueError(f"num_heads 应为正整数，收到 {num_heads!r}")
+        for name, value in (("d_model", d_model), ("num_heads", num_heads)):
+            if isinstance(value, bool) or not hasattr(value, "__index__") or value < 1:
+                raise fail(name, value, "正整数")
+        d_model, num_heads = d_model.__index__(), num_heads.__index__()  # 也接受 np.int64(8) 这样的整数
         if d_model % num_heads != 0:
             divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
-            raise ValueError(
-                f"d_model 必须能被 num_heads 整除：收到 d_model={d_model}，num_heads={num_heads}，"
-                f"{d_model} % {num_heads} = {d_model % num_heads}。num_heads 可取 {d_model} 的因数：{divisors}")
+            raise fail("num_heads", num_heads, f"能整除 d_model={d_model} 的数（{d_model} % {num_heads} = "
+                       f"{d_model % num_heads}，多出的列没法平均分给各个头）。num_heads 可取 {d_model} 的因数：{divisors}")
         self.num_heads = num_heads
         self.d_model = d_model
         self.d_k = d_model // num_heads
@@ -163,7 +324,7 @@ class MultiHeadSelfAttention(nn.Module):
         """[batch, seq_len, d_model] -> [batch, num_heads, seq_len, d_k]"""
         batch, seq_len, _ = t.shape
         t = t.view(batch, seq_len, self.num_heads, self.d_k)  # 把最后一维切成 num_heads 段
-        return t.transpose(1, 2)  # 头提到前面：每个头各自一张 [seq_len, d_k] 的表
+        return t.transpose(1, 2)  # 头提到第 1 维：每个头各自一张 [seq_len, d_k] 的表
 
     def merge_heads(self, t: torch.Tensor) -> torch.Tensor:
         """[batch, num_heads, seq_len, d_k] -> [batch, seq_len, d_model]（split_heads 的逆）"""
@@ -172,13 +333,11 @@ class MultiHeadSelfAttention(nn.Module):
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
         if x.dim() != 3 or x.size(-1) != self.d_model:
-            raise ValueError(
-                f"x 的形状应为 [batch, seq_len, {self.d_model}]，收到 {tuple(x.shape)}；"
-                "只有一句话时用 x.unsqueeze(0) 补上 batch 维")
+            raise fail("x", x, f"[batch, seq_len, {self.d_model}] 的三维张量；只有一句话时用 x.unsqueeze(0) 补上 batch 维")
         Q = self.split_heads(self.W_q(x))  # [batch, num_heads, seq_len, d_k]
         K = self.split_heads(self.W_k(x))  # [batch, num_heads, seq_len, d_k]
         V = self.split_heads(self.W_v(x))  # [batch, num_heads, seq_len, d_k]
-        out, attn_weights = scaled_dot_product_attention(Q, K, V, mask)  # 所有头一起算
+        out, attn_weights = scaled_dot_product_attention(Q, K, V, mask)  # 所有头一起算，除以 √d_k
         out = self.merge_heads(out)  # [batch, seq_len, d_model]
         return self.out_proj(out), attn_weights
 
@@ -186,70 +345,344 @@ class MultiHeadSelfAttention(nn.Module):
 # ---- chapters/09_masks.ipynb -------------------------------------------------------------------
 
 
-def padding_mask(lengths: Sequence[int] | torch.Tensor, seq_len: int) -> torch.Tensor:
-    """填充掩码：第 b 句只保留前 lengths[b] 个位置（True = 保留）。
+def padding_mask(lengths: Sequence[int] | torch.Tensor, seq_len: int, *,
+                 device: torch.device | str | None = None) -> torch.Tensor:
+    """填充掩码（右侧填充）：第 b 句只保留前 lengths[b] 个位置（True = 保留）。
 
     lengths: [batch]，每句的真实长度（整数，0 ≤ lengths[b] ≤ seq_len）。
-    返回 bool [batch, 1, 1, seq_len]：遮的是键（最后一维），可广播到分数
+    device: 结果放在哪个设备上；不给时跟随 lengths（列表则在 CPU 上）。
+    返回 bool [batch, 1, 1, seq_len]：遮的是键（第 3 维），可广播到分数
     [batch, num_heads, seq_len_q, seq_len]。
     """
-    if not isinstance(seq_len, int) or isinstance(seq_len, bool) or seq_len < 1:
-        raise ValueError(f"参数 seq_len 应为正整数，收到 {seq_len!r}")
+    if isinstance(seq_len, bool) or not hasattr(seq_len, "__index__") or seq_len < 1:
+        raise fail("seq_len", seq_len, "正整数")
     lengths = torch.as_tensor(lengths)
     if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
-        raise ValueError(f"参数 lengths 应为一维整数序列 [batch]，收到 dtype={lengths.dtype}、形状 {tuple(lengths.shape)}")
+        raise fail("lengths", lengths, f"一维整数序列 [batch]（收到的 dtype 是 {lengths.dtype}）")
     if (lengths < 0).any() or (lengths > seq_len).any():
-        raise ValueError(f"参数 lengths 的每个值应在 0 到 seq_len={seq_len} 之间，收到 {lengths.tolist()}")
+        raise fail("lengths", lengths.tolist(), f"0 到 seq_len={seq_len} 之间的整数")
+    lengths = lengths.to(device) if device is not None else lengths
     positions = torch.arange(seq_len, device=lengths.device)  # [seq_len]
     keep = positions[None, :] < lengths[:, None]  # [batch, seq_len]
     return keep[:, None, None, :]  # [batch, 1, 1, seq_len]
 
 
-def causal_mask(seq_len: int) -> torch.Tensor:
-    """因果掩码：查询 i 只能看键 0..i，对角线（自己）保留（True = 保留）。
+def causal_mask(seq_len: int, *, device: torch.device | str | None = None,
+                dtype: torch.dtype = torch.bool) -> torch.Tensor:
+    """因果掩码：查询 i 只能看键 0..i，对角线（自己）保留。形状 [1, 1, seq_len, seq_len]。
 
-    返回 bool [1, 1, seq_len, seq_len]。所有句子、所有头的因果掩码都一样，
-    所以不需要 batch 维：靠广播用到 [batch, num_heads, seq_len, seq_len] 上。
+    dtype=torch.bool（默认）：True = 保留，给本书的函数和 SDPA 用。
+    dtype 为浮点类型：加性 mask，0 = 保留、−inf = 屏蔽；SDPA 和 nn.MultiheadAttention 对加性 mask
+    的理解相同（加到分数上），不必操心布尔的极性。
+    device：在模型所在的设备上直接建，免得 CPU/GPU 不一致。
+    所有句子、所有头的因果掩码都一样，所以第 0、1 维是 1：靠广播用到 [batch, num_heads, seq_len, seq_len] 上。
     """
-    if not isinstance(seq_len, int) or isinstance(seq_len, bool) or seq_len < 1:
-        raise ValueError(f"参数 seq_len 应为正整数，收到 {seq_len!r}")
-    ones = torch.ones(seq_len, seq_len, dtype=torch.bool)
-    future = torch.triu(ones, diagonal=1)  # 严格上三角 = 未来，对角线不在其中
-    return ~future[None, None, :, :]  # [1, 1, seq_len, seq_len]
+    if isinstance(seq_len, bool) or not hasattr(seq_len, "__index__") or seq_len < 1:
+        raise fail("seq_len", seq_len, "正整数")
+    if not isinstance(dtype, torch.dtype) or not (dtype == torch.bool or dtype.is_floating_point):
+        raise fail("dtype", dtype, "torch.bool（True = 保留）或浮点类型（加性 mask：0 = 保留，−inf = 屏蔽）")
+    ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)
+    future = torch.triu(ones, diagonal=1)[None, None]  # 严格上三角 = 未来，对角线不在其中
+    if dtype == torch.bool:
+        return ~future  # [1, 1, seq_len, seq_len]
+    return torch.zeros(future.shape, dtype=dtype, device=device).masked_fill(future, float("-inf"))
 
 
 # ---- chapters/10_positional_encoding.ipynb -----------------------------------------------------
 
 
-def sinusoidal_positional_encoding(seq_len: int, d_model: int) -> torch.Tensor:
+def sinusoidal_positional_encoding(seq_len: int, d_model: int, *, device: torch.device | str | None = None,
+                                   dtype: torch.dtype | None = None) -> torch.Tensor:
     """正弦位置编码：PE[pos, 2i] = sin(pos / 10000^(2i/d_model))，PE[pos, 2i+1] = cos(同一角度)。
 
-    返回 float32 [seq_len, d_model]；没有可学习参数，任意 seq_len 都能算。
+    返回 [seq_len, d_model]，放在 device 上，类型为 dtype（默认 float32）。角度总是先用 float32 算，
+    再转成 dtype：直接用 bf16/fp16 算 pos / 10000^(…)，位置一大就不准了。
+    没有可学习参数，任意 seq_len 都能算。
     """
     for name, value in (("seq_len", seq_len), ("d_model", d_model)):
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise ValueError(f"参数 {name} 应为正整数，收到 {value!r}")
-    pos = torch.arange(seq_len, dtype=torch.float32)[:, None]  # [seq_len, 1]
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float32)  # [ceil(d_model / 2)]：2i = 0, 2, 4, …
+        if isinstance(value, bool) or not hasattr(value, "__index__") or value < 1:
+            raise fail(name, value, "正整数")
+    if dtype is not None and not (isinstance(dtype, torch.dtype) and dtype.is_floating_point):
+        raise fail("dtype", dtype, "浮点类型，例如 torch.float32、torch.bfloat16")
+    pos = torch.arange(seq_len, dtype=torch.float32, device=device)[:, None]  # [seq_len, 1]
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float32, device=device)  # [ceil(d_model / 2)]：2i = 0, 2, 4, …
     angle = pos / torch.pow(10000.0, two_i / d_model)  # [seq_len, ceil(d_model / 2)]
-    pe = torch.zeros(seq_len, d_model)
+    pe = torch.zeros(seq_len, d_model, device=device)
     pe[:, 0::2] = torch.sin(angle)  # 偶数维
     pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])  # 奇数维（d_model 为奇数时少一列）
-    return pe
+    return pe.to(dtype or torch.float32)
+
+
+class SinusoidalPositionalEncoding(nn.Module):
+    """把正弦位置编码加到词向量上：forward(x [batch, seq_len, d_model]) -> 同形状、同 dtype。
+
+    编码表在 __init__ 里算一次，用 register_buffer 登记为缓冲区：不是参数（优化器不更新），
+    但 model.to(device) / model.half() 会带着它走；persistent=False：不存进 state_dict。
+    """
+
+    def __init__(self, d_model: int, max_len: int = 512) -> None:
+        super().__init__()
+        self.register_buffer("pe", sinusoidal_positional_encoding(max_len, d_model), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        max_len, d_model = self.pe.shape
+        if x.dim() != 3 or x.size(-1) != d_model or x.size(1) > max_len:
+            raise fail("x", x, f"[batch, seq_len, {d_model}] 的三维张量，且 seq_len 不超过 max_len={max_len}")
+        return x + self.pe[: x.size(1)].to(x.dtype)  # [batch, seq_len, d_model]
+
+
+class TinyPositionModel(nn.Module):
+    """词嵌入 + 位置 → 单头自注意力（无掩码）→ 线性层：每个位置输出词表上的打分。
+
+    kind: "sinusoidal"（正弦编码，无参数）或 "learned"（nn.Embedding(max_len, d_model) 位置表）。
+    forward(tokens [batch, seq_len], past_end="error") -> logits [batch, seq_len, vocab]。
+    past_end 只对 "learned" 有意义，决定 seq_len > max_len 时怎么办："error"（照常查表，抛 IndexError）、
+    "clamp"（超出的位置都用最后一行）、"untrained"（补上按 nn.Embedding 默认方式随机初始化、从未训练过的行）。
+    """
+
+    def __init__(self, kind: str, *, vocab: int = 16, d_model: int = 32, max_len: int = 16) -> None:
+        super().__init__()
+        if kind not in ("sinusoidal", "learned"):
+            raise fail("kind", kind, '"sinusoidal" 或 "learned"')
+        self.kind, self.vocab, self.d_model, self.max_len = kind, vocab, d_model, max_len
+        self.tok = nn.Embedding(vocab, d_model)
+        if kind == "learned":
+            self.pos = nn.Embedding(max_len, d_model)  # 只有 max_len 行
+        self.attn = SelfAttention(d_model)
+        self.readout = nn.Linear(d_model, vocab)
+
+    def positions(self, seq_len: int, past_end: str = "error") -> torch.Tensor:
+        """位置向量 [seq_len, d_model]。"""
+        if past_end not in ("error", "clamp", "untrained"):
+            raise fail("past_end", past_end, '"error"、"clamp" 或 "untrained"')
+        device = self.tok.weight.device
+        if self.kind == "sinusoidal":
+            return sinusoidal_positional_encoding(seq_len, self.d_model, device=device)
+        pos = torch.arange(seq_len, device=device)
+        if past_end == "error" or seq_len <= self.max_len:
+            return self.pos(pos)  # seq_len > max_len 时：IndexError: index out of range in self
+        if past_end == "clamp":
+            return self.pos(pos.clamp(max=self.max_len - 1))
+        extra = torch.randn(seq_len - self.max_len, self.d_model, generator=torch.Generator().manual_seed(12345))
+        return torch.cat([self.pos.weight, extra.to(device)])  # N(0, 1)，与 nn.Embedding 的初始化相同
+
+    def forward(self, tokens: torch.Tensor, past_end: str = "error") -> torch.Tensor:
+        if tokens.dim() != 2:
+            raise fail("tokens", tokens, "二维整数张量 [batch, seq_len]")
+        x = self.tok(tokens) + self.positions(tokens.size(1), past_end)  # [batch, seq_len, d_model]
+        out, _ = self.attn(x)  # [batch, seq_len, d_model]
+        return self.readout(out)  # [batch, seq_len, vocab]
+
+
+def previous_token_loss(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Tensor:
+    """交叉熵：在每个位置 t ≥ 1 上预测第 t−1 个词。logits [batch, seq_len, vocab]，tokens [batch, seq_len]。"""
+    vocab = logits.size(-1)
+    return F.cross_entropy(logits[:, 1:].reshape(-1, vocab), tokens[:, :-1].reshape(-1))
+
+
+def train_model(kind: str, seed: int, *, train_len: int = 16, steps: int = 200, batch: int = 32,
+                lr: float = 3e-3, vocab: int = 16, d_model: int = 32) -> TinyPositionModel:
+    """在长度 train_len 的随机序列上训练 TinyPositionModel（Adam）；返回 eval 模式的模型。"""
+    if isinstance(train_len, bool) or not isinstance(train_len, int) or train_len < 2:
+        raise fail("train_len", train_len, "不小于 2 的整数")
+    with torch.random.fork_rng():  # 用自己的种子初始化，不改动全局的随机状态
+        torch.manual_seed(seed)
+        model = TinyPositionModel(kind, vocab=vocab, d_model=d_model, max_len=train_len)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
+    generator = torch.Generator().manual_seed(seed)
+    for _ in range(steps):
+        tokens = torch.randint(0, vocab, (batch, train_len), generator=generator)  # 每步一批新的随机序列
+        loss = previous_token_loss(model(tokens), tokens)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    return model.eval()
+
+
+@torch.no_grad()
+def accuracy_by_position(model: TinyPositionModel, seq_len: int, *, past_end: str = "error",
+                         n: int = 256, seed: int = 1000) -> np.ndarray:
+    """“输出第 t−1 个词”在每个位置 t = 1 .. seq_len−1 上的准确率：数组 [seq_len − 1]。"""
+    tokens = torch.randint(0, model.vocab, (n, seq_len), generator=torch.Generator().manual_seed(seed))
+    pred = model(tokens, past_end=past_end).argmax(-1)  # [n, seq_len]
+    return (pred[:, 1:] == tokens[:, :-1]).float().mean(0).numpy()
 
 
 # ---- chapters/11_training_pitfalls.ipynb -------------------------------------------------------
 
 
-from attnbook.train_exp import CopyTask, lr_at  # 复制任务与学习率预热（见上文）
-from attnbook.transformer import TinyTransformer
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class CopyTask:
+    """复制任务：读入 x_1 … x_n SEP，再把 x_1 … x_n 写一遍。符号 0 … num_symbols-1，SEP = num_symbols。"""
+
+    n: int = 6
+    num_symbols: int = 8
+
+    @property
+    def vocab_size(self) -> int:
+        return self.num_symbols + 1  # 符号加 SEP
+
+    @property
+    def seq_len(self) -> int:
+        return 2 * self.n  # 模型输入的长度
+
+    @property
+    def chance_loss(self) -> float:
+        return math.log(self.num_symbols)  # 在 num_symbols 个符号上均匀猜测的交叉熵
+
+    def batches(self, seed: int, steps: int, batch: int,
+                bad_steps: Sequence[int] = ()) -> tuple[torch.Tensor, torch.Tensor]:
+        """一次训练的全部批次 (inputs, targets)，都是 long [steps, batch, 2n]。
+
+        完整序列 x_1 … x_n SEP x_1 … x_n 长 2n+1：输入是前 2n 个词，目标是后 2n 个（预测下一个词）。
+        bad_steps 里的批次是“脏数据”：副本那一半的目标换成随机符号。
+        """
+        g = torch.Generator().manual_seed(10_000 + seed)
+        x = torch.randint(0, self.num_symbols, (steps, batch, self.n), generator=g)
+        sep = torch.full((steps, batch, 1), self.num_symbols)
+        full = torch.cat([x, sep, x], dim=-1)  # [steps, batch, 2n + 1]
+        inputs, targets = full[..., :-1], full[..., 1:].clone()
+        for step in bad_steps:
+            if not 0 <= step < steps:
+                raise fail("bad_steps", list(bad_steps), f"0 到 steps-1={steps - 1} 之间的步数")
+            targets[step, :, self.n:] = torch.randint(0, self.num_symbols, (batch, self.n), generator=g)
+        return inputs, targets
+
+    def loss(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+        """副本那一半的平均交叉熵。logits [..., batch, 2n, vocab_size]，targets [..., batch, 2n] -> [...]。"""
+        lead = logits.shape[:-3]  # 前面可以多一维（例如同时训练的多个模型）
+        logits, targets = logits[..., self.n:, :], targets[..., self.n:]  # 只看后 n 个位置
+        ce = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), reduction="none")
+        return ce.view(*lead, -1).mean(dim=-1)
+
+
+class ScalableMultiHeadSelfAttention(MultiHeadSelfAttention):
+    """第 8 章的多头自注意力，加一个开关：scale=True 用 softmax(QKᵀ/√d_k)V，scale=False 用 softmax(QKᵀ)V。
+
+    forward(x [batch, seq_len, d_model], mask=None) -> (out [batch, seq_len, d_model],
+    attn_weights [batch, num_heads, seq_len, seq_len])。
+    """
+
+    def __init__(self, d_model: int, num_heads: int = 8, scale: bool = True):
+        super().__init__(d_model, num_heads)
+        self.scale = bool(scale)
+        gain = 1.0 if self.scale else math.sqrt(self.d_k)  # 不缩放：先乘 √d_k，抵消后面的除法
+        self.register_buffer("q_gain", torch.tensor(gain), persistent=False)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        if x.dim() != 3 or x.size(-1) != self.d_model:
+            raise fail("x", tuple(x.shape), f"形状 [batch, seq_len, {self.d_model}] 的张量")
+        batch, seq_len, _ = x.shape
+        Q = self.split_heads(self.W_q(x)) * self.q_gain  # [batch, num_heads, seq_len, d_k]
+        K = self.split_heads(self.W_k(x))  # [batch, num_heads, seq_len, d_k]
+        V = self.split_heads(self.W_v(x))  # [batch, num_heads, seq_len, d_k]
+        out, attn_weights = scaled_dot_product_attention(Q, K, V, mask)  # 里面除以 √d_k
+        out = out.transpose(1, 2).contiguous().view(batch, seq_len, self.d_model)  # 合并各头
+        return self.out_proj(out), attn_weights
+
+
+class TransformerBlock(nn.Module):
+    """一个块：多头自注意力 + 两层前馈网络，各带残差连接。
+
+    norm="post": x = LN(x + Attn(x)); x = LN(x + FFN(x))      （Vaswani 等 2017）
+    norm="pre":  x = x + Attn(LN(x)); x = x + FFN(LN(x))      （GPT-2 及以后）
+    forward(x [batch, seq_len, d_model], mask=None) -> (x, attn_weights [batch, num_heads, seq_len, seq_len])。
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, norm: str = "pre", scale: bool = True):
+        super().__init__()
+        self.norm = norm
+        self.attn = ScalableMultiHeadSelfAttention(d_model, num_heads, scale=scale)
+        self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
+        self.ln1 = nn.LayerNorm(d_model)
+        self.ln2 = nn.LayerNorm(d_model)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        if self.norm == "pre":
+            a, attn_weights = self.attn(self.ln1(x), mask)
+            x = x + a
+            x = x + self.ffn(self.ln2(x))
+        else:  # "post"
+            a, attn_weights = self.attn(x, mask)
+            x = self.ln1(x + a)
+            x = self.ln2(x + self.ffn(x))
+        return x, attn_weights
+
+
+class TinyTransformer(nn.Module):
+    """词嵌入 + 正弦位置编码，num_layers 个块，一个输出层。d_k = d_model // num_heads；d_ff 默认 4 * d_model。
+
+    forward(tokens long [batch, seq_len], mask=None, return_attn=False) -> logits [batch, seq_len, vocab_size]，
+    return_attn=True 时另返回每层的 attn_weights [batch, num_heads, seq_len, seq_len]。
+    causal=True 时自动加因果掩码；另传的 mask（True = 保留）与它取“与”。
+    """
+
+    def __init__(self, vocab_size: int, d_model: int = 32, num_heads: int = 2, num_layers: int = 2,
+                 max_len: int = 64, norm: str = "pre", scale: bool = True, causal: bool = True,
+                 d_ff: int | None = None):
+        super().__init__()
+        for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("num_heads", num_heads),
+                            ("num_layers", num_layers), ("max_len", max_len)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise fail(name, value, "正整数")
+        if d_model % num_heads != 0:
+            raise fail("num_heads", num_heads, f"能整除 d_model={d_model} 的正整数（d_k = d_model // num_heads）")
+        if norm not in ("pre", "post"):
+            raise fail("norm", norm, '"pre"（先归一化，本书默认）或 "post"（原论文的后归一化）')
+        d_ff = 4 * d_model if d_ff is None else d_ff
+        if not isinstance(d_ff, int) or isinstance(d_ff, bool) or d_ff < 1:
+            raise fail("d_ff", d_ff, "正整数或 None（默认 4 * d_model）")
+        self.vocab_size, self.d_model, self.num_heads = vocab_size, d_model, num_heads
+        self.num_layers, self.max_len, self.d_ff = num_layers, max_len, d_ff
+        self.norm, self.scale, self.causal = norm, bool(scale), bool(causal)
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.register_buffer("pos", sinusoidal_positional_encoding(max_len, d_model), persistent=False)
+        self.blocks = nn.ModuleList(
+            TransformerBlock(d_model, num_heads, d_ff, norm=norm, scale=scale) for _ in range(num_layers))
+        self.final_ln = nn.LayerNorm(d_model) if norm == "pre" else nn.Identity()  # 只有 Pre-Norm 需要
+        self.head = nn.Linear(d_model, vocab_size)
+
+    def forward(self, tokens: torch.Tensor, mask: torch.Tensor | None = None, return_attn: bool = False):
+        if not isinstance(tokens, torch.Tensor) or tokens.dim() != 2 or tokens.is_floating_point():
+            raise fail("tokens", tokens, "整数张量 [batch, seq_len]（词的编号）")
+        seq_len = tokens.size(1)
+        if seq_len > self.max_len:
+            raise fail("tokens", tokens, f"长度不超过 max_len={self.max_len} 的序列（收到 seq_len={seq_len}）")
+        try:
+            out_of_range = bool(tokens.numel()) and bool((tokens.min() < 0) | (tokens.max() >= self.vocab_size))
+        except RuntimeError:  # 在 torch.func.vmap 里不能按数据取值做判断：跳过这项检查
+            out_of_range = False
+        if out_of_range:
+            raise fail("tokens", tokens, f"0 到 vocab_size-1={self.vocab_size - 1} 之间的编号")
+        x = self.embed(tokens) + self.pos[:seq_len]  # [batch, seq_len, d_model]
+        keep = causal_mask(seq_len) if self.causal else None  # [1, 1, seq_len, seq_len]
+        if mask is not None:
+            keep = mask.bool() if keep is None else keep & mask.bool()
+        all_weights = []
+        for block in self.blocks:
+            x, attn_weights = block(x, keep)  # attn_weights: [batch, num_heads, seq_len, seq_len]
+            all_weights.append(attn_weights)
+        logits = self.head(self.final_ln(x))  # [batch, seq_len, vocab_size]
+        return (logits, all_weights) if return_attn else logits
+
+
+def lr_at(step: int, lr: float, warmup: int) -> float:
+    """第 step 步（从 0 数起）的学习率：前 warmup 步从 lr/warmup 线性升到 lr，之后不变。"""
+    if warmup <= 0:
+        return lr
+    return lr * min(1.0, (step + 1) / warmup)
+
 
 def train_one(model_kwargs: dict, seed: int = 0, steps: int = 200, lr: float = 1e-3, warmup: int = 0,
               clip: float | None = None, bad_steps: Sequence[int] = (), batch: int = 16,
-              task: CopyTask = CopyTask()) -> dict[str, np.ndarray]:
-    """Plain training loop: Adam, optional linear warmup, optional gradient clipping.
+              task: CopyTask = CopyTask(), on_step=None) -> dict[str, np.ndarray]:
+    """最普通的训练循环：Adam，可选线性预热，可选梯度裁剪。
 
-    Returns {"loss": [steps], "grad_norm": [steps]} (grad_norm is measured before clipping).
+    返回 {"loss": [steps], "grad_norm": [steps]}（grad_norm 是裁剪之前的范数）。
+    on_step(step, model, optimizer)：若给出，每步更新之后调用一次。
     """
     torch.manual_seed(seed)
     model = TinyTransformer(task.vocab_size, max_len=task.seq_len, **model_kwargs)
@@ -266,9 +699,249 @@ def train_one(model_kwargs: dict, seed: int = 0, steps: int = 200, lr: float = 1
         max_norm = clip if clip is not None else float("inf")
         grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_norm)  # 返回裁剪前的范数
         optimizer.step()
+        if on_step is not None:
+            on_step(step, model, optimizer)
         losses.append(loss.item())
         grad_norms.append(grad_norm.item())
     return {"loss": np.array(losses), "grad_norm": np.array(grad_norms)}
+
+
+def layer_report(model: TinyTransformer, tokens: torch.Tensor):
+    """每个块一行（pandas.DataFrame）：输入标准差、分数标准差、最大权重均值。tokens: long [batch, seq_len]。"""
+    import pandas as pd
+
+    inputs = []  # 进入每个块的残差流 x [batch, seq_len, d_model]
+    hooks = [block.register_forward_pre_hook(lambda _m, args: inputs.append(args[0].detach()))
+             for block in model.blocks]
+    try:
+        with torch.no_grad():
+            _, attn = model(tokens, return_attn=True)
+    finally:
+        for h in hooks:
+            h.remove()
+    seq_len = tokens.size(1)
+    visible = torch.tril(torch.ones(seq_len, seq_len, dtype=torch.bool)) if model.causal else \
+        torch.ones(seq_len, seq_len, dtype=torch.bool)
+    first = 1 if model.causal else 0  # 因果掩码下第一个查询只能看自己，权重恒为 1
+    rows = []
+    with torch.no_grad():
+        for i, (block, x, w) in enumerate(zip(model.blocks, inputs, attn)):
+            a = block.attn
+            h = block.ln1(x) if block.norm == "pre" else x  # 注意力层真正看到的输入
+            Q = a.split_heads(a.W_q(h)) * a.q_gain  # [batch, num_heads, seq_len, d_k]
+            K = a.split_heads(a.W_k(h))
+            scores = Q @ K.transpose(-2, -1) / math.sqrt(a.d_k)  # 模型真正送进 softmax 的分数
+            rows.append({"层": i + 1, "输入标准差": x.std().item(),
+                         "分数标准差": scores[..., visible].std().item(),
+                         "最大权重均值": w.max(dim=-1).values[..., first:].mean().item()})
+    return pd.DataFrame(rows).set_index("层")
+
+
+# ---- chapters/12_mask_bugs.ipynb ---------------------------------------------------------------
+
+
+MASK_KINDS = ["correct", "offset", "transposed", "flipped", "none"]
+
+
+def make_mask(seq_len: int, kind: str = "correct") -> torch.Tensor | None:
+    """正确或写错的因果掩码：bool [1, 1, seq_len, seq_len]，True = 保留；kind="none" 返回 None（没有掩码）。"""
+    if not isinstance(seq_len, int) or isinstance(seq_len, bool) or seq_len < 1:
+        raise fail("seq_len", seq_len, "正整数")
+    if kind not in MASK_KINDS:
+        raise fail("kind", kind, f"{MASK_KINDS} 之一")
+    ones = torch.ones(seq_len, seq_len, dtype=torch.bool)
+    if kind == "correct":
+        keep = torch.tril(ones)  # j <= i
+    elif kind == "offset":
+        keep = torch.tril(ones, diagonal=1)  # j <= i + 1：多看了一格
+    elif kind == "transposed":
+        keep = torch.triu(ones)  # j >= i：方向整个反了
+    elif kind == "flipped":
+        keep = ~torch.tril(ones)  # 把“屏蔽”读成了“保留”
+    else:
+        return None
+    return keep[None, None]  # [1, 1, seq_len, seq_len]
+
+
+class CharBlock(nn.Module):
+    """Pre-Norm 解码器块：x + MHSA(LN(x), mask)，再 x + MLP(LN(x))。
+    forward(x [batch, seq_len, d_model], mask) -> (x, attn_weights [batch, num_heads, seq_len, seq_len])。"""
+
+    def __init__(self, d_model: int, num_heads: int) -> None:
+        super().__init__()
+        self.ln1 = nn.LayerNorm(d_model)
+        self.attn = MultiHeadSelfAttention(d_model, num_heads)
+        self.ln2 = nn.LayerNorm(d_model)
+        self.mlp = nn.Sequential(nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model))
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None):
+        out, attn_weights = self.attn(self.ln1(x), mask)
+        x = x + out
+        x = x + self.mlp(self.ln2(x))
+        return x, attn_weights
+
+
+class CharTransformer(nn.Module):
+    """字符级小模型，掩码由 mask_kind 决定。max_len 是它能接受的最长输入（位置编码表的长度）。
+    forward(idx long [batch, seq_len]) -> logits [batch, seq_len, vocab_size]；return_attn=True 时另返回每层的 attn_weights。"""
+
+    def __init__(self, vocab_size: int, d_model: int = 64, num_heads: int = 4, num_layers: int = 2,
+                 max_len: int = 64, mask_kind: str = "correct") -> None:
+        super().__init__()
+        for name, value in (("vocab_size", vocab_size), ("d_model", d_model), ("num_heads", num_heads),
+                            ("num_layers", num_layers), ("max_len", max_len)):
+            if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+                raise fail(name, value, "正整数")
+        if mask_kind not in MASK_KINDS:
+            raise fail("mask_kind", mask_kind, f"{MASK_KINDS} 之一")
+        self.vocab_size, self.max_len, self.mask_kind = vocab_size, max_len, mask_kind
+        self.embed = nn.Embedding(vocab_size, d_model)
+        self.register_buffer("pe", sinusoidal_positional_encoding(max_len, d_model), persistent=False)
+        self.blocks = nn.ModuleList(CharBlock(d_model, num_heads) for _ in range(num_layers))
+        self.ln_f = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, vocab_size)
+
+    def forward(self, idx: torch.Tensor, return_attn: bool = False):
+        if not isinstance(idx, torch.Tensor) or idx.dim() != 2 or idx.dtype != torch.long:
+            raise fail("idx", idx, "int64 张量 [batch, seq_len]")
+        seq_len = idx.size(1)
+        if seq_len > self.max_len:
+            raise fail("idx", idx, f"seq_len 不超过 max_len={self.max_len} 的序列")
+        mask = make_mask(seq_len, self.mask_kind)  # [1, 1, seq_len, seq_len] 或 None
+        x = self.embed(idx) + self.pe[:seq_len]  # [batch, seq_len, d_model]
+        attns = []
+        for block in self.blocks:
+            x, attn_weights = block(x, mask)
+            attns.append(attn_weights)
+        logits = self.head(self.ln_f(x))  # [batch, seq_len, vocab_size]
+        return (logits, attns) if return_attn else logits
+
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class CharLMRun:
+    """train_charlm 的结果：训练好的模型（eval 模式）和每一步的训练损失。"""
+
+    model: CharTransformer
+    losses: list[float] = field(default_factory=list)
+    mask_kind: str = "correct"
+    seed: int = 0
+
+    @property
+    def final_loss(self) -> float:
+        """最后 10% 步数的平均训练损失（比最后一步稳）。"""
+        tail = max(1, len(self.losses) // 10)
+        return float(sum(self.losses[-tail:]) / tail)
+
+
+def train_charlm(data: torch.Tensor, vocab_size: int, *, mask_kind: str = "correct", seed: int = 0,
+                 steps: int = 150, seq_len: int = 32, batch: int = 16, lr: float = 8e-3,
+                 d_model: int = 64, num_heads: int = 4, num_layers: int = 2) -> CharLMRun:
+    """在 data（int64 [n]）的随机窗口上训练一个 CharTransformer。种子决定初始权重和批次。"""
+    from attnbook.charlm import random_windows  # 截窗口的小工具
+
+    if not isinstance(steps, int) or steps < 1:
+        raise fail("steps", steps, "正整数")
+    torch.manual_seed(seed)
+    model = CharTransformer(vocab_size, d_model, num_heads, num_layers, max_len=seq_len, mask_kind=mask_kind)
+    generator = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, fused=True)  # fused：CPU 上更快
+    losses = []
+    model.train()
+    for _ in range(steps):
+        x, y = random_windows(data, seq_len, batch, generator)  # 都是 [batch, seq_len]，y 是 x 错开一位
+        logits = model(x)  # [batch, seq_len, vocab_size]
+        loss = F.cross_entropy(logits.reshape(-1, vocab_size), y.reshape(-1))  # 所有位置一起算（教师强制）
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        losses.append(loss.item())
+    return CharLMRun(model=model.eval(), losses=losses, mask_kind=mask_kind, seed=seed)
+
+
+@torch.no_grad()
+def generate(model: CharTransformer, vocab, prompt: str, n_new: int, *, temperature: float = 0.0,
+             seed: int = 0, stop_at_separator: bool = True) -> str:
+    """续写 prompt n_new 个字（自回归）。每步只喂最后 model.max_len 个字，只读最后一个位置的 logits。
+    temperature 0 取概率最大的字；> 0 时按概率抽样（固定种子）。只返回新写的部分。"""
+    if not prompt:
+        raise fail("prompt", prompt, "非空字符串（例如一首诗的第一句）")
+    generator = torch.Generator().manual_seed(seed)
+    ids = vocab.encode(prompt).tolist()
+    new = []
+    for _ in range(n_new):
+        context = torch.tensor([ids[-model.max_len:]])  # [1, t]，t 不超过训练窗口的长度
+        logits = model(context)[0, -1]  # 最后一个位置：[vocab_size]
+        if temperature > 0:
+            next_id = int(torch.multinomial(torch.softmax(logits / temperature, dim=-1), 1, generator=generator))
+        else:
+            next_id = int(logits.argmax())
+        ids.append(next_id)
+        new.append(next_id)
+        if stop_at_separator and vocab.itos[next_id] == "\n":
+            break
+    return vocab.decode(new)
+
+
+def repeat_rate(text: str) -> float:
+    """叠字率：与前一个字相同的字所占的比例；不到 2 个字时为 0。"""
+    if len(text) < 2:
+        return 0.0
+    return sum(a == b for a, b in zip(text, text[1:])) / (len(text) - 1)
+
+
+@torch.no_grad()
+def per_position_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+    """训练视角（教师强制）：整窗一次前向，每个位置的交叉熵对 batch 取平均。x, y: [batch, seq_len] -> [seq_len]。"""
+    logits = model(x)  # [batch, seq_len, vocab_size]
+    return F.cross_entropy(logits.transpose(1, 2), y, reduction="none").mean(dim=0)
+
+
+def teacher_forced_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
+    """训练视角的平均损失：就是训练时看到的那个数。"""
+    return per_position_loss(model, x, y).mean().item()
+
+
+@torch.no_grad()
+def prefix_only_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> float:
+    """生成视角：预测第 t 个位置时只喂 x[:, :t+1]——未来还不存在。每个前缀长度一次前向，所有位置取平均。"""
+    total = 0.0
+    for t in range(x.size(1)):
+        logits = model(x[:, : t + 1])[:, -1]  # 只读最后一个位置：[batch, vocab_size]
+        total += F.cross_entropy(logits, y[:, t], reduction="sum").item()
+    return total / y.numel()
+
+
+@torch.no_grad()
+def future_influence(model: nn.Module, seq_len: int, *, vocab_size: int | None = None,
+                     tokens: torch.Tensor | None = None, seed: int = 0) -> torch.Tensor:
+    """影响矩阵 [seq_len（输出位置 i）, seq_len（改动的输入位置 j）]：改第 j 个字，第 i 个输出的 logits 最多变多少。"""
+    vocab_size = getattr(model, "vocab_size", None) if vocab_size is None else vocab_size
+    if not isinstance(vocab_size, int) or vocab_size < 2:
+        raise fail("vocab_size", vocab_size, "至少为 2 的整数（模型没有 vocab_size 属性时请传入）")
+    if not isinstance(seq_len, int) or seq_len < 2:
+        raise fail("seq_len", seq_len, "至少为 2 的整数")
+    if tokens is not None and tuple(torch.as_tensor(tokens).shape) != (seq_len,):
+        raise fail("tokens", tokens, f"一维 id 序列 [seq_len={seq_len}]")
+    g = torch.Generator().manual_seed(seed)
+    base = torch.randint(0, vocab_size, (seq_len,), generator=g) if tokens is None else torch.as_tensor(tokens)
+    batch = base.repeat(seq_len + 1, 1)  # 第 0 行原样，第 j+1 行改动第 j 个字
+    j = torch.arange(seq_len)
+    batch[j + 1, j] = (base + torch.randint(1, vocab_size, (seq_len,), generator=g)) % vocab_size  # 换成另一个字
+    logits = model(batch)  # [seq_len + 1, seq_len, vocab_size]
+    if not isinstance(logits, torch.Tensor) or logits.dim() != 3 or logits.shape[:2] != batch.shape:
+        raise fail("model", model, "一个模型：model(idx [batch, seq_len]) 返回 logits [batch, seq_len, vocab_size]")
+    change = (logits[1:] - logits[:1]).abs().amax(dim=-1)  # [j, i]
+    return change.T.nan_to_num(nan=float("inf"))  # [i, j]
+
+
+def leaks_future(model: nn.Module, seq_len: int, *, vocab_size: int | None = None, atol: float = 1e-5) -> bool:
+    """改动第 j 个输入，是否有 i < j 的输出跟着变？掩码正确时这些格子恰好是 0，atol 只是吸收舍入。"""
+    influence = future_influence(model, seq_len, vocab_size=vocab_size)
+    return bool((influence.triu(diagonal=1) > atol).any())
 
 
 # ---- chapters/13_visualization.ipynb -----------------------------------------------------------
@@ -278,9 +951,11 @@ class AttnOnlyTransformer(nn.Module):
     """Token embedding + sinusoidal positions, num_layers causal multi-head attention layers with
     residual connections (no MLP, no LayerNorm), and a linear read-out.
 
-    forward(tokens [batch, seq_len], head_mask=None) -> (logits [batch, seq_len, vocab_size],
-    list of attn_weights, one [batch, num_heads, seq_len, seq_len] per layer).
-    head_mask [num_layers, num_heads]: 1 = keep a head, 0 = remove its output (ablation).
+    forward(tokens [batch, seq_len], head_mask=None, head_fill=None, return_heads=False)
+    -> (logits [batch, seq_len, vocab_size], list of attn_weights, one [batch, num_heads, seq_len, seq_len]
+    per layer), plus the heads' outputs (one [batch, num_heads, seq_len, d_k] per layer) when return_heads.
+    head_mask [num_layers, num_heads]: 1 = keep a head, 0 = replace its output (ablation) by 0, or by
+    head_fill[layer] ([num_heads, seq_len, d_k], e.g. each head's mean output) when head_fill is given.
     """
 
     def __init__(self, vocab_size, d_model=32, num_heads=2, num_layers=2, max_len=64):
@@ -290,25 +965,180 @@ class AttnOnlyTransformer(nn.Module):
         self.layers = nn.ModuleList([MultiHeadSelfAttention(d_model, num_heads) for _ in range(num_layers)])
         self.unembed = nn.Linear(d_model, vocab_size)
 
-    def forward(self, tokens, head_mask=None):
+    def forward(self, tokens, head_mask=None, head_fill=None, return_heads=False):
         batch, seq_len = tokens.shape
         x = self.embed(tokens) + self.pe[:seq_len]  # [batch, seq_len, d_model]
         mask = causal_mask(seq_len)  # [1, 1, seq_len, seq_len]
-        all_weights = []
+        all_weights, all_heads = [], []
         for i, layer in enumerate(self.layers):
             Q = layer.split_heads(layer.W_q(x))  # [batch, num_heads, seq_len, d_k]
             K = layer.split_heads(layer.W_k(x))
             V = layer.split_heads(layer.W_v(x))
-            heads, attn_weights = scaled_dot_product_attention(Q, K, V, mask)
+            heads, attn_weights = scaled_dot_product_attention(Q, K, V, mask)  # heads: [batch, num_heads, seq_len, d_k]
             if head_mask is not None:
-                heads = heads * head_mask[i].view(1, -1, 1, 1)  # 去掉某些头的输出
+                keep = head_mask[i].view(1, -1, 1, 1)
+                fill = 0.0 if head_fill is None else head_fill[i][:, :seq_len]  # [num_heads, seq_len, d_k]
+                heads = keep * heads + (1 - keep) * fill  # 被拆掉的头：输出换成 0 或换成平均输出
+            all_heads.append(heads)
             heads = heads.transpose(1, 2).reshape(batch, seq_len, layer.d_model)
             x = x + layer.out_proj(heads)  # 残差连接
             all_weights.append(attn_weights)
-        return self.unembed(x), all_weights
+        logits = self.unembed(x)
+        return (logits, all_weights, all_heads) if return_heads else (logits, all_weights)
+
+
+from typing import NamedTuple
+
+
+class TrainResult(NamedTuple):
+    model: nn.Module
+    losses: list  # 每一步的损失
+
+
+def induction_loss(logits, data):
+    """Cross-entropy of predicting token t+1 from position t, only where data.loss_mask is True.
+
+    logits: [batch, seq_len, vocab_size]; data: an InductionBatch (tokens, loss_mask [batch, seq_len])."""
+    pred = logits[:, :-1]  # [batch, seq_len-1, vocab_size]：位置 t 预测 t+1
+    target = data.tokens[:, 1:]
+    keep = data.loss_mask[:, :-1]  # 只算第二遍里的位置
+    return F.cross_entropy(pred[keep], target[keep])
+
+
+def train_induction(seed=0, *, steps=500, lr=1e-2, batch=64, d_model=32, num_heads=2, num_layers=2,
+                    seq_len=24, vocab_size=26):
+    """Train an AttnOnlyTransformer with Adam on fresh induction batches; returns TrainResult(model, losses)."""
+    from attnbook.interpret import induction_batch  # 数据生成器（见上文）
+
+    if not isinstance(steps, int) or steps < 0:
+        raise fail("steps", steps, "非负整数")
+    with torch.random.fork_rng():  # 初始化用自己的种子，不改动全局随机状态
+        torch.manual_seed(seed)
+        model = AttnOnlyTransformer(vocab_size, d_model, num_heads, num_layers, max_len=seq_len)
+    g = torch.Generator().manual_seed(1000 + seed)  # 数据的种子
+    opt = torch.optim.Adam(model.parameters(), lr=lr)
+    losses = []
+    for _ in range(steps):
+        data = induction_batch(batch, seq_len=seq_len, vocab_size=vocab_size, generator=g)
+        logits, _ = model(data.tokens)
+        loss = induction_loss(logits, data)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+    return TrainResult(model.eval(), losses)
+
+
+@torch.no_grad()
+def accuracy(model, data, head_mask=None, head_fill=None):
+    """Fraction of the positions of data.loss_mask whose next token is the arg-max of the logits."""
+    logits, _ = model(data.tokens, head_mask, head_fill)
+    right = logits[:, :-1].argmax(-1) == data.tokens[:, 1:]  # [batch, seq_len-1]
+    return right[data.loss_mask[:, :-1]].float().mean().item()
+
+
+def previous_token_score(attn_weights):
+    """Mean weight a query puts on the key just before it (queries t ≥ 1).
+
+    attn_weights: [..., seq_len, seq_len] -> [...]; 1 = a perfect previous-token head."""
+    if attn_weights.dim() < 2 or attn_weights.shape[-1] != attn_weights.shape[-2]:
+        raise fail("attn_weights", tuple(attn_weights.shape), "[..., seq_len, seq_len]（最后两维相等）")
+    return torch.diagonal(attn_weights, offset=-1, dim1=-2, dim2=-1).mean(-1)
+
+
+def induction_score(attn_weights, data):
+    """Mean weight a query of the second copy puts on key t - L + 1 (the token after the earlier
+    occurrence of its own token). attn_weights: [batch, num_heads, seq_len, seq_len] -> [num_heads]."""
+    if attn_weights.dim() != 4 or attn_weights.shape[0] != data.tokens.shape[0]:
+        raise fail("attn_weights", tuple(attn_weights.shape), "[batch, num_heads, seq_len, seq_len]，batch 与 data 一致")
+    b, t = torch.nonzero(data.loss_mask, as_tuple=True)  # 第二遍里的查询
+    key = t - data.seg_len[b] + 1  # 上一次出现之后的那个位置
+    return attn_weights[b, :, t, key].mean(0)  # [num_positions, num_heads] -> [num_heads]
+
+
+@torch.no_grad()
+def head_scores(model, data):
+    """{"prev": [num_layers, num_heads], "induction": [num_layers, num_heads]}, averaged over data."""
+    _, weights = model(data.tokens)
+    return {"prev": torch.stack([previous_token_score(w).mean(0) for w in weights]),
+            "induction": torch.stack([induction_score(w, data) for w in weights])}
+
+
+def js_divergence(p, q, dim=-1):
+    """Jensen–Shannon divergence in bits, 0 (same) … 1 (disjoint); 0 · log 0 counts as 0.
+
+    p, q: probability distributions along dim (broadcastable shapes)."""
+    p, q = torch.as_tensor(p, dtype=torch.float64), torch.as_tensor(q, dtype=torch.float64)
+    m = 0.5 * (p + q)
+
+    def kl(a, b):  # Σ a log2(a / b)，a = 0 的项记为 0
+        ratio = torch.where(a > 0, a / torch.where(b > 0, b, torch.ones_like(b)), torch.ones_like(a))
+        return (a * torch.log2(ratio)).sum(dim)
+
+    return 0.5 * kl(p, m) + 0.5 * kl(q, m)
+
+
+def head_diversity(weights):
+    """Mean pairwise JS divergence (bits) between heads, over all queries but query 0.
+
+    weights: one [batch, num_heads, seq_len, seq_len] tensor, or a list of them (one per layer)."""
+    if isinstance(weights, torch.Tensor):
+        weights = [weights]
+    heads = [h for w in weights for h in w.unbind(1)]  # 每个头 [batch, seq_len, seq_len]
+    if len(heads) < 2:
+        raise fail("weights", [tuple(w.shape) for w in weights], "至少两个头")
+    values = [js_divergence(heads[i][:, 1:], heads[j][:, 1:]).mean()
+              for i in range(len(heads)) for j in range(i + 1, len(heads))]
+    return float(torch.stack(values).mean())
+
+
+@torch.no_grad()
+def ablation_accuracy(model, data, mode="zero"):
+    """Accuracy with nothing removed, with each head removed and with each layer's heads removed.
+
+    mode="zero": a removed head outputs 0; mode="mean": it outputs its mean over data (per position)."""
+    num_layers, num_heads = len(model.layers), model.layers[0].num_heads
+    if mode == "zero":
+        fill = None
+    elif mode == "mean":
+        _, _, heads = model(data.tokens, return_heads=True)
+        fill = [h.mean(0) for h in heads]  # 每层 [num_heads, seq_len, d_k]
+    else:
+        raise fail("mode", mode, '"zero" 或 "mean"')
+    out = {"完整模型": accuracy(model, data)}
+    for layer in range(num_layers):
+        for head in range(num_heads):
+            keep = torch.ones(num_layers, num_heads)
+            keep[layer, head] = 0
+            out[f"去掉 第{layer + 1}层·头{head + 1}"] = accuracy(model, data, keep, fill)
+    for layer in range(num_layers):
+        keep = torch.ones(num_layers, num_heads)
+        keep[layer] = 0
+        out[f"去掉 第{layer + 1}层全部头"] = accuracy(model, data, keep, fill)
+    return out
 
 
 # ---- chapters/14_when_not_to_use.ipynb ---------------------------------------------------------
+
+
+def attention_flops(seq_len, d):
+    """Full attention, QKᵀ plus weights × V: 2 · (2 · n² · d) = 4 n² d FLOPs (a multiply-add = 2)."""
+    return 4 * seq_len**2 * d
+
+
+def window_flops(seq_len, d, keys_per_query):
+    """Sliding-window attention, each query meets keys_per_query = w keys: 4 · n · w · d FLOPs."""
+    return 4 * seq_len * keys_per_query * d
+
+
+def conv_flops(seq_len, d, kernel_size):
+    """1-D convolution, d channels in and out, kernel k: 2 · n · k · d² FLOPs."""
+    return 2 * seq_len * kernel_size * d**2
+
+
+def score_matrix_bytes(seq_len, *, batch=1, num_heads=1, bytes_per_value=4):
+    """Size of an attention-weight tensor [batch, num_heads, n, n]: batch · num_heads · n² · 4 bytes."""
+    return batch * num_heads * seq_len**2 * bytes_per_value
 
 
 def band_mask(seq_len, window, causal=False):
@@ -364,10 +1194,47 @@ def sliding_window_attention(Q, K, V, window, causal=False, block=64):
     return out.flatten(-3, -2)[..., :seq_len, :]
 
 
+class ConvMixer(nn.Module):
+    """A 1-D convolution over the sequence as a token mixer, d_model channels in and out:
+    forward(x [batch, seq_len, d_model]) -> [batch, seq_len, d_model]. Output i sees the kernel_size
+    inputs around i; cost ≈ 2 · seq_len · kernel_size · d_model² FLOPs."""
+
+    def __init__(self, d_model, kernel_size=5):
+        super().__init__()
+        if kernel_size % 2 != 1:
+            raise fail("kernel_size", kernel_size, "奇数（左右对称地补零，输出长度才与输入相同）")
+        self.conv = nn.Conv1d(d_model, d_model, kernel_size, padding=kernel_size // 2)
+
+    def forward(self, x):
+        return self.conv(x.transpose(1, 2)).transpose(1, 2)  # Conv1d 要 [batch, channels, seq_len]
+
+
+def fit_slope(ns, values, *, min_n=0):
+    """Slope p of the least-squares line log(values) = p · log(ns) + c, on the points with n ≥ min_n."""
+    ns, values = np.asarray(ns, dtype=float), np.asarray(values, dtype=float)
+    keep = (ns >= min_n) & np.isfinite(values) & (values > 0)
+    if keep.sum() < 2:
+        raise fail("min_n", min_n, "一个让至少两个点参与拟合的下限")
+    slope, _ = np.polyfit(np.log(ns[keep]), np.log(values[keep]), 1)
+    return float(slope)
+
+
 __all__ = [
+    'ngram_window',
     'tanh_rnn',
     'gradient_norms',
+    'init_rnn',
+    'measure_gradient_decay',
+    'log10_mean',
+    'factor_per_step',
+    'path_lengths',
     'soft_lookup',
+    'random_scores',
+    'self_match_rate',
+    'entropy',
+    'softmax_jacobian',
+    'barycentric',
+    'in_triangle',
     'check_mask',
     'scaled_dot_product_attention',
     'SelfAttention',
@@ -375,8 +1242,48 @@ __all__ = [
     'padding_mask',
     'causal_mask',
     'sinusoidal_positional_encoding',
+    'SinusoidalPositionalEncoding',
+    'TinyPositionModel',
+    'previous_token_loss',
+    'train_model',
+    'accuracy_by_position',
+    'CopyTask',
+    'ScalableMultiHeadSelfAttention',
+    'TransformerBlock',
+    'TinyTransformer',
+    'lr_at',
     'train_one',
+    'layer_report',
+    'MASK_KINDS',
+    'make_mask',
+    'CharBlock',
+    'CharTransformer',
+    'CharLMRun',
+    'train_charlm',
+    'generate',
+    'repeat_rate',
+    'per_position_loss',
+    'teacher_forced_loss',
+    'prefix_only_loss',
+    'future_influence',
+    'leaks_future',
     'AttnOnlyTransformer',
+    'TrainResult',
+    'induction_loss',
+    'train_induction',
+    'accuracy',
+    'previous_token_score',
+    'induction_score',
+    'head_scores',
+    'js_divergence',
+    'head_diversity',
+    'ablation_accuracy',
+    'attention_flops',
+    'window_flops',
+    'conv_flops',
+    'score_matrix_bytes',
     'band_mask',
     'sliding_window_attention',
+    'ConvMixer',
+    'fit_slope',
 ]

@@ -6,8 +6,8 @@ costs ln(num_symbols) nats per token; a model that has learned to copy gets clos
 
 Two ways to train, with the same mathematics:
 
-- :func:`train_one` — the plain PyTorch loop (``torch.optim.Adam``, ``clip_grad_norm_``) that
-  the chapter shows; one model, one seed.
+- ``train_one`` — the plain PyTorch loop (``torch.optim.Adam``, ``clip_grad_norm_``) that
+  the chapter shows (a ``#@save`` cell, so it lives in :mod:`attnbook.book`); one model, one seed.
 - :func:`train_runs` — many runs of one architecture side by side in a single batched
   computation (``torch.func.vmap`` over stacked parameters, Adam and clipping written out per
   run). Each run has its own seed, learning rate, warmup and clipping. This is only a speed-up
@@ -20,85 +20,20 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from ._errors import fail
-from .transformer import TinyTransformer
-from ._threads import one_thread
+from ._errors import check_bool, check_int, check_positive, fail
+# The task, the model, the learning-rate schedule and the ruler are taught in chapter 11 (#@save cells).
+from .book import CopyTask, TinyTransformer, layer_report, lr_at
+from .runtime import torch_state
 
 __all__ = ["CopyTask", "RunResult", "clipping_figure", "depth_summary_figure", "layer_report", "lr_at",
-           "norm_warmup_figure", "plot_band", "scaling_figure", "summarize", "train_runs"]
-
-
-@dataclass(frozen=True)
-class CopyTask:
-    """Copy ``n`` random symbols after a separator.
-
-    Tokens: symbols 0 … num_symbols-1, separator SEP = num_symbols; vocab_size = num_symbols + 1.
-    A full sequence is ``x_1 … x_n SEP x_1 … x_n`` (length 2n + 1). The model input is its first
-    2n tokens, the target the last 2n (next-token prediction); only the last n targets (the copy)
-    count in the loss.
-    """
-
-    n: int = 6
-    num_symbols: int = 8
-
-    @property
-    def vocab_size(self) -> int:
-        return self.num_symbols + 1
-
-    @property
-    def seq_len(self) -> int:
-        """Length of the model input: 2n."""
-        return 2 * self.n
-
-    @property
-    def chance_loss(self) -> float:
-        """Cross-entropy of a uniform guess over the symbols: ln(num_symbols)."""
-        return math.log(self.num_symbols)
-
-    def batches(self, seed: int, steps: int, batch: int,
-                bad_steps: Sequence[int] = ()) -> tuple[torch.Tensor, torch.Tensor]:
-        """All batches of one run: (inputs, targets), each long [steps, batch, 2n].
-
-        bad_steps: steps whose batch is "dirty data": the copied half of the targets is replaced
-        by random symbols (a reproducible way to provoke a loss spike).
-        """
-        g = torch.Generator().manual_seed(10_000 + seed)
-        x = torch.randint(0, self.num_symbols, (steps, batch, self.n), generator=g)
-        sep = torch.full((steps, batch, 1), self.num_symbols)
-        full = torch.cat([x, sep, x], dim=-1)  # [steps, batch, 2n + 1]
-        inputs, targets = full[..., :-1], full[..., 1:].clone()
-        for step in bad_steps:
-            if not 0 <= step < steps:
-                raise fail("bad_steps", list(bad_steps), f"0 到 steps-1={steps - 1} 之间的步数")
-            targets[step, :, self.n:] = torch.randint(0, self.num_symbols, (batch, self.n), generator=g)
-        return inputs, targets
-
-    def loss(self, logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
-        """Mean cross-entropy over the copied half. logits [..., batch, 2n, vocab_size]; targets [..., batch, 2n].
-
-        Returns [...] (one loss per leading index, e.g. per run).
-        """
-        lead = logits.shape[:-3]
-        logits = logits[..., self.n:, :]  # [..., batch, n, vocab_size]
-        targets = targets[..., self.n:]  # [..., batch, n]
-        ce = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), reduction="none")
-        return ce.view(*lead, -1).mean(dim=-1)
-
-
-
-
-def lr_at(step: int, lr: float, warmup: int) -> float:
-    """Learning rate of step ``step`` (0-based): linear warmup from lr/warmup to lr, then constant."""
-    if warmup <= 0:
-        return lr
-    return lr * min(1.0, (step + 1) / warmup)
+           "lr_sweep_figure", "norm_warmup_figure", "plot_band", "scaling_figure", "summarize", "train_runs"]
 
 
 def _check_run(run: dict[str, Any]) -> dict[str, Any]:
@@ -107,16 +42,13 @@ def _check_run(run: dict[str, Any]) -> dict[str, Any]:
         raise fail("runs", run, f"字典，键取自 {sorted(allowed)}，至少包含 seed，例如 {{'seed': 0, 'lr': 1e-3}}")
     out = {"lr": 1e-3, "warmup": 0, "clip": None, "bad_steps": (), **run}
     out["bad_steps"] = tuple(out["bad_steps"])
-    if "scale" in out and not isinstance(out["scale"], bool):
-        raise fail("scale", out["scale"], "True（除以 √d_k）或 False（不除）")
-    if not isinstance(out["seed"], int) or out["seed"] < 0:
-        raise fail("seed", out["seed"], "非负整数")
-    if not out["lr"] > 0:
-        raise fail("lr", out["lr"], "正数，例如 1e-3")
-    if not isinstance(out["warmup"], int) or out["warmup"] < 0:
-        raise fail("warmup", out["warmup"], "非负整数（预热的步数，0 表示不预热）")
-    if out["clip"] is not None and not out["clip"] > 0:
-        raise fail("clip", out["clip"], "正数（梯度范数的上限）或 None（不裁剪）")
+    if "scale" in out:
+        check_bool(out["scale"], "scale", hint="（True 除以 √d_k，False 不除）")
+    check_int(out["seed"], "seed", minimum=0)
+    check_positive(out["lr"], "lr", hint="，例如 1e-3")
+    check_int(out["warmup"], "warmup", minimum=0, hint="（预热的步数，0 表示不预热）")
+    if out["clip"] is not None:
+        check_positive(out["clip"], "clip", hint="（梯度范数的上限）或 None（不裁剪）")
     return out
 
 
@@ -127,6 +59,8 @@ class RunResult:
     settings: dict[str, Any]
     loss: np.ndarray  # [steps]
     grad_norm: np.ndarray  # [steps]
+    #: {step: {"m": ‖m̂‖, "sqrt_v": ‖√v̂‖, "update": ‖Δθ‖}} after the update of each watched step
+    adam: dict[int, dict[str, float]] = field(default_factory=dict)
 
     @property
     def diverged(self) -> bool:
@@ -141,24 +75,26 @@ class RunResult:
 
 def train_runs(model_kwargs: dict, runs: Sequence[dict[str, Any]], steps: int = 200, batch: int = 16,
                task: CopyTask = CopyTask(), betas: tuple[float, float] = (0.9, 0.999),
-               eps: float = 1e-8) -> list[RunResult]:
+               eps: float = 1e-8, watch: Sequence[int] = ()) -> list[RunResult]:
     """Train ``len(runs)`` TinyTransformers of one architecture side by side.
 
     Args:
         model_kwargs: keyword arguments of :class:`TinyTransformer` (all runs share them).
         runs: one dict per run: {"seed": int, "lr": float = 1e-3, "warmup": int = 0, "clip": float | None = None,
             "bad_steps": tuple = (), "scale": bool (optional; overrides model_kwargs, may differ between runs)}.
-        steps, batch, task: as in :func:`train_one`.
+        steps, batch, task: as in ``train_one``.
+        watch: steps after whose update Adam's state is recorded in ``RunResult.adam``: the norms of the
+            bias-corrected first moment m̂, of √v̂ (second moment) and of the update lr·m̂/(√v̂+eps).
 
     Each run equals ``train_one(model_kwargs, **run, steps=steps, batch=batch, task=task)`` up to
     floating-point rounding. Internally the parameters of all runs are stacked ([runs, ...]) and the
     model is evaluated with ``torch.func.vmap``; Adam and clipping are applied per run.
     """
-    with one_thread():
-        return _train_runs(model_kwargs, runs, steps, batch, task, betas, eps)
+    with torch_state(threads=1):  # the reader's generator and thread count are left as they were
+        return _train_runs(model_kwargs, runs, steps, batch, task, betas, eps, tuple(watch))
 
 
-def _train_runs(model_kwargs, runs, steps, batch, task, betas, eps):
+def _train_runs(model_kwargs, runs, steps, batch, task, betas, eps, watch=()):
     if not runs:
         raise fail("runs", runs, "至少一个训练配置")
     runs = [_check_run(dict(r)) for r in runs]
@@ -166,9 +102,9 @@ def _train_runs(model_kwargs, runs, steps, batch, task, betas, eps):
 
     models = []
     for run in runs:
-        torch.manual_seed(run["seed"])
         kwargs = {**model_kwargs, **({"scale": run["scale"]} if "scale" in run else {})}
-        models.append(TinyTransformer(task.vocab_size, max_len=task.seq_len, **kwargs))
+        with torch_state(seed=run["seed"], threads=None):  # = train_one's torch.manual_seed(seed)
+            models.append(TinyTransformer(task.vocab_size, max_len=task.seq_len, **kwargs))
     params, buffers = stack_module_state(models)  # each parameter: [runs, ...]
     skeleton = copy.deepcopy(models[0]).to("meta")
 
@@ -196,6 +132,7 @@ def _train_runs(model_kwargs, runs, steps, batch, task, betas, eps):
     losses = torch.empty(steps, n_runs)
     grad_norms = torch.empty(steps, n_runs)
     batched_forward = vmap(forward)
+    adam = [{} for _ in runs]
 
     for step in range(steps):
         flat.requires_grad_(True)
@@ -213,60 +150,24 @@ def _train_runs(model_kwargs, runs, steps, batch, task, betas, eps):
             bias1 = 1 - beta1 ** (step + 1)
             bias2 = 1 - beta2 ** (step + 1)
             denom = (v.sqrt() / math.sqrt(bias2)).add_(eps)
-            flat = flat - (lrs[step, :, None] / bias1) * m / denom
+            update = (lrs[step, :, None] / bias1) * m / denom
+            flat = flat - update
+            if step in watch:
+                m_norm = (m / bias1).norm(dim=1)
+                v_norm = (v / bias2).sqrt().norm(dim=1)
+                u_norm = update.norm(dim=1)
+                for i in range(n_runs):
+                    adam[i][step] = {"m": float(m_norm[i]), "sqrt_v": float(v_norm[i]), "update": float(u_norm[i])}
         losses[step] = loss.detach()
         grad_norms[step] = norm[:, 0]
     return [RunResult(settings={**model_kwargs, **run}, loss=losses[:, i].numpy().copy(),
-                      grad_norm=grad_norms[:, i].numpy().copy()) for i, run in enumerate(runs)]
+                      grad_norm=grad_norms[:, i].numpy().copy(), adam=adam[i]) for i, run in enumerate(runs)]
 
 
 def summarize(results: Sequence[RunResult], key: str = "loss") -> dict[str, np.ndarray]:
     """Across runs (e.g. seeds): {"min", "median", "max"} of ``key`` at every step, each [steps]."""
     stack = np.stack([getattr(r, key) for r in results])  # [runs, steps]
     return {"min": stack.min(0), "median": np.median(stack, 0), "max": stack.max(0)}
-
-
-# ---------------------------------------------------------------------------------------------
-# Measuring a model at initialisation
-# ---------------------------------------------------------------------------------------------
-
-def layer_report(model: TinyTransformer, tokens: torch.Tensor) -> "pandas.DataFrame":
-    """One row per block: what enters it and what its attention does, measured on ``tokens``.
-
-    Columns: 输入标准差 (std of the residual stream x entering the block, [batch, seq_len, d_model]),
-    分数标准差 (std of the scores Q Kᵀ/√d_k — or Q Kᵀ when scale=False — over the visible entries),
-    最大权重均值 (mean over queries of the largest attention weight; uniform attention gives the mean
-    of 1/(number of visible keys), one-hot gives 1; with a causal mask the first query, which can only see itself, is left out).
-    tokens: long [batch, seq_len].
-    """
-    import pandas as pd
-
-    inputs = []
-    hooks = [block.register_forward_pre_hook(lambda _m, args: inputs.append(args[0].detach()))
-             for block in model.blocks]
-    try:
-        with torch.no_grad():
-            _, attn = model(tokens, return_attn=True)
-    finally:
-        for h in hooks:
-            h.remove()
-    seq_len = tokens.size(1)
-    visible = torch.ones(seq_len, seq_len, dtype=torch.bool)
-    if model.causal:
-        visible = torch.tril(visible)
-    first = 1 if model.causal else 0  # 因果 mask 下第一个查询只能看自己，权重恒为 1
-    rows = []
-    with torch.no_grad():
-        for i, (block, x, w) in enumerate(zip(model.blocks, inputs, attn)):
-            a = block.attn
-            h = block.ln1(x) if block.norm == "pre" else x  # 注意力层真正看到的输入
-            Q = a.split_heads(a.W_q(h)) * a.q_gain  # [batch, num_heads, seq_len, d_k]
-            K = a.split_heads(a.W_k(h))
-            scores = Q @ K.transpose(-2, -1) / math.sqrt(a.d_k)  # [batch, num_heads, seq_len, seq_len]
-            rows.append({"层": i + 1, "输入标准差": x.std().item(),
-                         "分数标准差": scores[..., visible].std().item(),
-                         "最大权重均值": w.max(dim=-1).values[..., first:].mean().item()})
-    return pd.DataFrame(rows).set_index("层")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -302,19 +203,44 @@ _COLORS = {"pre": "#4C78A8", "post": "#E45756", True: "#4C78A8", False: "#E45756
            "off": "#9D9D9D", "on": "#F58518"}
 
 
-def scaling_figure(results: dict, d_k: int, *, task: CopyTask = CopyTask()):
-    """Loss with and without √d_k for one d_k. results[(d_k, scale)] -> list of RunResult (seeds)."""
+def scaling_figure(results: dict, d_k: int, lr: float, *, task: CopyTask = CopyTask()):
+    """Loss with and without √d_k for one d_k and learning rate. results[(d_k, scale, lr)] -> RunResults (seeds)."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
     for scale, label in ((True, "除以 √d_k"), (False, "不除以 √d_k")):
-        plot_band(results[d_k, scale], ax=ax, label=label, color=_COLORS[scale])
-    ax.axhline(task.chance_loss, color="0.5", ls=":", lw=1, label="随机猜测 ln 8")
+        plot_band(results[d_k, scale, lr], ax=ax, label=label, color=_COLORS[scale])
+    ax.axhline(task.chance_loss, color="0.5", ls=":", lw=1, label=f"均匀猜测 ln {task.num_symbols}")
     ax.set_ylim(0, 2.6)
     ax.set_ylabel("复制部分的交叉熵")
-    n = len(results[d_k, True])
-    ax.set_title(f"d_k = {d_k}：{n} 个种子的中位数（线）与最小–最大范围（阴影）")
+    n = len(results[d_k, True, lr])
+    ax.set_title(f"d_k = {d_k}，学习率 {lr:g}：{n} 个种子的中位数（线）与范围（阴影）")
     ax.legend(loc="upper right", fontsize=8)
+    return fig
+
+
+def lr_sweep_figure(results: dict, d_ks: Sequence[int], lrs: Sequence[float], *, task: CopyTask = CopyTask()):
+    """Final loss against learning rate, one panel per d_k, with and without √d_k.
+
+    results[(d_k, scale, lr)] -> RunResults (seeds); each point is one seed, the line joins the medians.
+    """
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(d_ks), figsize=(3.2 * len(d_ks), 2.9), layout="constrained", sharey=True)
+    axes = np.atleast_1d(axes)
+    for ax, d_k in zip(axes, d_ks):
+        for k, (scale, label) in enumerate(((True, "除以 √d_k"), (False, "不除以 √d_k"))):
+            finals = [[r.final_loss() for r in results[d_k, scale, lr]] for lr in lrs]
+            ax.plot(lrs, [np.median(f) for f in finals], color=_COLORS[scale], lw=1.6, label=label)
+            for lr, f in zip(lrs, finals):
+                ax.scatter([lr * (0.93 if k == 0 else 1.07)] * len(f), f, color=_COLORS[scale], s=12, alpha=0.7)
+        ax.axhline(task.chance_loss, color="0.5", ls=":", lw=1)
+        ax.set_xscale("log")
+        ax.set_xlabel("学习率")
+        ax.set_title(f"d_k = {d_k}")
+        ax.set_ylim(-0.05, 2.4)
+    axes[0].set_ylabel("最后 20 步的平均损失")
+    axes[0].legend(loc="lower left", fontsize=8)
     return fig
 
 
@@ -324,36 +250,38 @@ def norm_warmup_figure(results: dict, num_layers: int, warmup: int, *, task: Cop
 
     fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
     for norm, label in (("pre", "Pre-Norm"), ("post", "Post-Norm")):
-        plot_band(results[norm, num_layers, warmup], ax=ax, label=label, color=_COLORS[norm])
-    ax.axhline(task.chance_loss, color="0.5", ls=":", lw=1, label="随机猜测 ln 8")
+        runs = results.get((norm, num_layers, warmup)) or results[norm, num_layers, 0]  # 没有这组预热时画不预热的
+        plot_band(runs, ax=ax, label=label + ("" if (norm, num_layers, warmup) in results else "（不预热）"),
+                  color=_COLORS[norm])
+    ax.axhline(task.chance_loss, color="0.5", ls=":", lw=1, label=f"均匀猜测 ln {task.num_symbols}")
     if warmup:
         ax.axvspan(0, warmup, color="0.85", lw=0, zorder=0)
     ax.set_ylim(0, 2.6)
     ax.set_ylabel("复制部分的交叉熵")
-    lr = results["pre", num_layers, warmup][0].settings["lr"]
+    lr = results["post", num_layers, warmup][0].settings["lr"]
     ax.set_title(f"{num_layers} 层，学习率 {lr:g}，" + (f"前 {warmup} 步线性预热（灰底）" if warmup else "不预热"))
     ax.legend(loc="upper right", fontsize=8)
     return fig
 
 
-def depth_summary_figure(results: dict, depths: Sequence[int], warmups: Sequence[int]):
-    """Final loss (mean of the last 20 steps) of every seed against depth; one panel per warmup."""
+def depth_summary_figure(results: dict, settings: Sequence[tuple[int, int]]):
+    """Final loss (mean of the last 20 steps) of every seed, Pre-Norm and Post-Norm, for each
+    (num_layers, warmup) in ``settings``. results[(norm, num_layers, warmup)] -> RunResults."""
     import matplotlib.pyplot as plt
 
-    fig, axes = plt.subplots(1, len(warmups), figsize=(6.4, 2.8), layout="constrained", sharey=True)
-    axes = np.atleast_1d(axes)
-    for ax, warmup in zip(axes, warmups):
-        for k, (norm, label) in enumerate((("pre", "Pre-Norm"), ("post", "Post-Norm"))):
-            for j, depth in enumerate(depths):
-                finals = [r.final_loss() for r in results[norm, depth, warmup]]
-                x = j + (k - 0.5) * 0.25 + np.linspace(-0.05, 0.05, len(finals))
-                ax.scatter(x, finals, color=_COLORS[norm], s=22, label=label if j == 0 else None)
-        ax.set_xticks(range(len(depths)), [str(d) for d in depths])
-        ax.set_xlabel("层数")
-        ax.set_title("不预热" if warmup == 0 else f"预热 {warmup} 步")
-        ax.set_ylim(-0.05, 2.4)
-    axes[0].set_ylabel("最后 20 步的平均损失")
-    axes[0].legend(loc="upper left", fontsize=8)
+    fig, ax = plt.subplots(figsize=(6.4, 2.8), layout="constrained")
+    for k, (norm, label) in enumerate((("pre", "Pre-Norm"), ("post", "Post-Norm"))):
+        for j, (depth, warmup) in enumerate(settings):
+            if (norm, depth, warmup) not in results:
+                continue
+            finals = [r.final_loss() for r in results[norm, depth, warmup]]
+            x = j + (k - 0.5) * 0.25 + np.linspace(-0.05, 0.05, len(finals))
+            ax.scatter(x, finals, color=_COLORS[norm], s=22, label=label if j == 0 else None)
+    ax.set_xticks(range(len(settings)),
+                  [f"{d} 层" + (f"\n预热 {w} 步" if w else "\n不预热") for d, w in settings])
+    ax.set_ylim(-0.05, 2.4)
+    ax.set_ylabel("最后 20 步的平均损失")
+    ax.legend(loc="upper left", fontsize=8)
     return fig
 
 
@@ -391,6 +319,7 @@ def clipping_figure(results: dict, seed: int, max_norm: float, *, bad_steps: Seq
 __plumbing__ = (
     "clipping_figure",
     "depth_summary_figure",
+    "lr_sweep_figure",
     "norm_warmup_figure",
     "scaling_figure",
     "train_runs",

@@ -85,43 +85,43 @@ def check(key: str, answer: Any, *, quiet: bool = False) -> bool:
         return False
     if expected.judge is not None:
         ok, feedback = expected.judge(answer)
-        say(f"✅ 练习 {key} 正确！{feedback}" if ok else f"❌ 练习 {key} 还不对：{feedback}")
+        say(f"✓ 练习 {key} 正确！{feedback}" if ok else f"✗ 练习 {key} 还不对：{feedback}")
         return ok
     if isinstance(expected.value, str):
         ok = str(answer).strip() == expected.value
         if ok:
-            say(f"✅ 练习 {key} 正确！{expected.explain}".rstrip())
+            say(f"✓ 练习 {key} 正确！{expected.explain}".rstrip())
             return True
         for m in expected.mistakes:
             if str(answer).strip() == str(m.value):
-                say(f"❌ 练习 {key} 还不对：{m.hint}")
+                say(f"✗ 练习 {key} 还不对：{m.hint}")
                 return False
-        say(f"❌ 练习 {key} 还不对：收到 {answer!r}。再读一遍题目中的提示。")
+        say(f"✗ 练习 {key} 还不对：收到 {answer!r}。再读一遍题目中的提示。")
         return False
 
     got = _to_array(answer)
     want = np.asarray(expected.value, dtype=float)
     if got is None:
-        say(f"❌ 练习 {key}：答案应是数值（或数值数组），收到的是 {type(answer).__name__}：{answer!r}。")
+        say(f"✗ 练习 {key}：答案应是数值（或数值数组），收到的是 {type(answer).__name__}：{answer!r}。")
         return False
     if got.shape != want.shape:
         if got.size == want.size:
-            say(f"❌ 练习 {key}：数值个数对了，但形状是 {got.shape}，应为 {want.shape}。检查是否需要转置或 reshape。")
+            say(f"✗ 练习 {key}：数值个数对了，但形状是 {got.shape}，应为 {want.shape}。检查是否需要转置或 reshape。")
         else:
-            say(f"❌ 练习 {key}：答案的形状是 {got.shape}，应为 {want.shape}。")
+            say(f"✗ 练习 {key}：答案的形状是 {got.shape}，应为 {want.shape}。")
         return False
     if np.isnan(got).any():
-        say(f"❌ 练习 {key}：答案里有 NaN。常见原因：某一行被 mask 全部遮住，softmax 之后就成了 NaN。")
+        say(f"✗ 练习 {key}：答案里有 NaN。常见原因：某一行被 mask 全部遮住，softmax 之后就成了 NaN。")
         return False
     if _close(got, want, expected.atol):
-        say(f"✅ 练习 {key} 正确！{expected.explain}".rstrip())
+        say(f"✓ 练习 {key} 正确！{expected.explain}".rstrip())
         return True
     for m in expected.mistakes:
         mv = np.asarray(m.value, dtype=float)
         if _close(got, mv, expected.atol):
-            say(f"❌ 练习 {key} 还不对：{m.hint}")
+            say(f"✗ 练习 {key} 还不对：{m.hint}")
             return False
     err = float(np.max(np.abs(got - want)))
-    say(f"❌ 练习 {key} 还不对：与正确答案最大相差 {err:.3g}（允许误差 {expected.atol:g}）。"
+    say(f"✗ 练习 {key} 还不对：与正确答案最大相差 {err:.3g}（允许误差 {expected.atol:g}）。"
         "逐步打印中间结果，和正文的表格对照。")
     return False

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import math
 
-from ..train_exp import lr_at
+from ..book import lr_at
 from ._core import Expected, Mistake, exercise
 
 

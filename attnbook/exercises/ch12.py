@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import torch
 
-from ..charlm import CharTransformer, future_influence, make_mask
+from ..book import CharTransformer, future_influence, make_mask
 from ._core import Expected, Mistake, exercise
 
 

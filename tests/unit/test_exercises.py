@@ -68,4 +68,4 @@ def test_unanswered_and_wrong_shape(capsys):
 def test_right_answer(capsys):
     d = attnbook.cat_eats_fish()
     assert attnbook.check("04-1", torch.softmax(d["Q"][1] @ d["K"].T / math.sqrt(2), dim=-1))
-    assert "✅" in capsys.readouterr().out
+    assert "✓" in capsys.readouterr().out

@@ -245,4 +245,4 @@ def test_exercise_answers(capsys):
     assert attnbook.check("05-3", torch.softmax(torch.tensor([1.0, 0.0, 0.0, 0.0]), dim=-1)[0])
     assert attnbook.check("06-1", [1, 0, 0, 1])
     assert attnbook.check("06-3", V[:, 0].max())
-    assert capsys.readouterr().out.count("✅") == 3
+    assert capsys.readouterr().out.count("✓") == 3

@@ -369,11 +369,11 @@ def test_bug_set_recognises_the_bug_and_a_wrong_fix(key, capsys):
     assert all(w in out for w in words), out
     for wrong in wrong_fixes:
         assert attnbook.check(key, wrong) is False
-        assert "❌" in capsys.readouterr().out
+        assert "✗" in capsys.readouterr().out
     good = lambda Q, K, V, n: _written(Q, K, V, _keep(n, Q.size(-2)), Q.size(-1) ** -0.5)
     assert attnbook.check(key, good) is True
     assert attnbook.check(key, lambda Q, K, V, n: F.scaled_dot_product_attention(Q, K, V, attn_mask=_keep(n, Q.size(-2))))
-    assert "✅" in capsys.readouterr().out
+    assert "✓" in capsys.readouterr().out
 
 
 def test_bug_set_bad_answers(capsys):
