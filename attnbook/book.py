@@ -14,6 +14,7 @@ import torch.nn.functional as F
 import numpy as np
 
 from ._errors import fail
+from .runtime import torch_state
 
 
 # ---- chapters/01_context.ipynb -----------------------------------------------------------------
@@ -684,8 +685,8 @@ def train_one(model_kwargs: dict, seed: int = 0, steps: int = 200, lr: float = 1
     返回 {"loss": [steps], "grad_norm": [steps]}（grad_norm 是裁剪之前的范数）。
     on_step(step, model, optimizer)：若给出，每步更新之后调用一次。
     """
-    torch.manual_seed(seed)
-    model = TinyTransformer(task.vocab_size, max_len=task.seq_len, **model_kwargs)
+    with torch_state(seed=seed, threads=None):  # 初始化用自己的种子，不改动全局随机状态
+        model = TinyTransformer(task.vocab_size, max_len=task.seq_len, **model_kwargs)
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     inputs, targets = task.batches(seed, steps, batch, bad_steps)  # [steps, batch, 2n]
     losses, grad_norms = [], []
@@ -844,8 +845,8 @@ def train_charlm(data: torch.Tensor, vocab_size: int, *, mask_kind: str = "corre
 
     if not isinstance(steps, int) or steps < 1:
         raise fail("steps", steps, "正整数")
-    torch.manual_seed(seed)
-    model = CharTransformer(vocab_size, d_model, num_heads, num_layers, max_len=seq_len, mask_kind=mask_kind)
+    with torch_state(seed=seed, threads=None):  # 初始化用自己的种子，不改动全局随机状态
+        model = CharTransformer(vocab_size, d_model, num_heads, num_layers, max_len=seq_len, mask_kind=mask_kind)
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr, weight_decay=0.01, fused=True)  # fused：CPU 上更快
     losses = []
@@ -1164,12 +1165,12 @@ def sliding_window_attention(Q, K, V, window, causal=False, block=64):
     [..., seq_len / block, block, block + 2·window]: it grows like seq_len, never seq_len².
     """
     if Q.shape[-1] != K.shape[-1] or K.shape[-2] != V.shape[-2] or Q.shape[-2] != K.shape[-2]:
-        raise ValueError(f'Q、K、V 的形状应为 [..., seq_len, d_k]、[..., seq_len, d_k]、[..., seq_len, d_v]，'
-                         f'收到 Q: {tuple(Q.shape)}，K: {tuple(K.shape)}，V: {tuple(V.shape)}')
-    if not isinstance(window, int) or window < 0:
-        raise ValueError(f'window 应为非负整数（每边能看几个词），收到 {window!r}')
-    if not isinstance(block, int) or block < 1:
-        raise ValueError(f'block 应为正整数，收到 {block!r}')
+        raise fail("Q, K, V", f"形状 {tuple(Q.shape)}、{tuple(K.shape)}、{tuple(V.shape)}",
+                   " [..., seq_len, d_k]、[..., seq_len, d_k]、[..., seq_len, d_v]（自注意力：三者的 seq_len 相同）")
+    if isinstance(window, bool) or not isinstance(window, int) or window < 0:
+        raise fail("window", window, "非负整数（每边能看几个词）")
+    if isinstance(block, bool) or not isinstance(block, int) or block < 1:
+        raise fail("block", block, "正整数")
     seq_len, d_k = Q.shape[-2], Q.shape[-1]
     left, right = window, 0 if causal else window
     n_blocks = -(-seq_len // block)

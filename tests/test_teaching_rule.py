@@ -27,7 +27,7 @@ import save  # noqa: E402  (tools/save.py)
 
 INFRASTRUCTURE_MODULES = {"attnbook._errors", "attnbook._setup", "attnbook.runtime", "attnbook._fonts",
                           "attnbook.plots", "attnbook.sliders", "attnbook.exercises", "attnbook.toy",
-                          "attnbook.data", "attnbook.fonts"}
+                          "attnbook.data", "attnbook.fonts", "attnbook._notebook"}
 
 # Names a chapter may use although they break the rule today, each with the part that removes it.
 EXCEPTIONS: dict[tuple[str, str], str] = {

@@ -39,6 +39,7 @@ import torch.nn.functional as F
 import numpy as np
 
 from ._errors import fail
+from .runtime import torch_state
 '''
 
 

@@ -4,12 +4,13 @@ from __future__ import annotations
 import torch
 
 from ..book import SelfAttention
+from ..runtime import torch_state
 from ._core import Expected, Mistake, exercise
 
 
 def _layer(d_model: int = 16, d_k: int = 8, d_v: int = 12) -> SelfAttention:
-    torch.manual_seed(0)
-    return SelfAttention(d_model, d_k=d_k, d_v=d_v)
+    with torch_state(seed=0, threads=None):  # 不改动读者的全局随机状态
+        return SelfAttention(d_model, d_k=d_k, d_v=d_v)
 
 
 @exercise("03-1", "输出的形状")
