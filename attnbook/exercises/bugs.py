@@ -84,10 +84,16 @@ def judge(fn: Any) -> tuple[bool, str]:
     for t in (Q2, K2, V2):
         t[:, :, PROBE_T] = torch.randn(t[:, :, PROBE_T].shape, generator=g)
     out2 = _run(fn, Q2, K2, V2, lengths)
-    change = (out2 - out)[:, :, :PROBE_T].nan_to_num(0.0).abs().max().item()
-    if change > 1e-5:
-        symptoms.append(f"未来泄漏：改动第 {PROBE_T} 个位置的词，位置 0–{PROBE_T - 1} 的输出跟着变了（最多变了 {change:.2g}）；"
+    diff = (out2 - out)[:, :, :PROBE_T].nan_to_num(0.0).abs()  # [batch, num_heads, PROBE_T, d_k]
+    live_q = ~dead[:, None, :PROBE_T, None]  # 真实词作为查询
+    change_live = (diff * live_q).max().item()
+    change_dead = (diff * ~live_q).max().item()
+    if change_live > 1e-5:
+        symptoms.append(f"未来泄漏：改动第 {PROBE_T} 个位置的词，位置 0–{PROBE_T - 1} 的输出跟着变了（最多变了 {change_live:.2g}）；"
                         "因果掩码没起作用，或者极性反了。")
+    elif change_dead > 1e-5:
+        symptoms.append(f"未来泄漏只出现在整行被遮的查询（左侧填充位）上（最多变了 {change_dead:.2g}）：它们把权重平均分给了"
+                        "所有键，包括未来的词；因果掩码本身没错，要把这些行置 0。")
 
     # 2–3. 用 V = 单位矩阵读出实际的权重（第 9 章真值表的窍门）
     eye = torch.eye(SEQ_LEN).expand(BATCH, NUM_HEADS, SEQ_LEN, SEQ_LEN)
