@@ -107,6 +107,8 @@ def glue(name: str, variable: Any, display: bool = True) -> None:
         from ._errors import fail
 
         raise fail("name", name, "非空字符串，例如 \"ratio\"")
+    if hasattr(variable, "item") and getattr(variable, "shape", None) == ():
+        variable = variable.item()  # numpy/torch scalars: NumPy 2 prints np.float64(…), which {glue:text}`x:.2f` cannot format
     mimebundle, metadata = format_display_data(variable)
     mime_prefix = "" if display else GLUE_PREFIX
     metadata["scrapbook"] = dict(name=name, mime_prefix=mime_prefix)

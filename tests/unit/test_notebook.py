@@ -69,3 +69,15 @@ def test_glue_rejects_an_empty_name(assert_reader_error):
     import attnbook
 
     assert_reader_error(lambda: attnbook.glue("", 1), "name")
+
+
+def test_glue_turns_numpy_scalars_into_python_numbers(monkeypatch):
+    """NumPy 2 prints np.float64(0.5), which myst-nb's {glue:text}`x:.2f` cannot format."""
+    import numpy as np
+
+    import attnbook
+
+    shown = []
+    monkeypatch.setattr("IPython.display.display", lambda *a, **k: shown.append(a[0]))
+    attnbook.glue("x", np.float64(0.5), display=False)
+    assert shown[0]["application/papermill.record/text/plain"] == "0.5"
