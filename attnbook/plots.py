@@ -157,14 +157,15 @@ def figure_alt(fig) -> str:
         parts.append(f"「{clean(suptitle.get_text())}」")
     panels = []
     for ax in fig.axes:
-        if not ax.get_visible() or not ax.axison and not ax.images:
+        # titles may sit left, centre or right; an axes drawn without axis lines (a diagram) counts if titled
+        title = clean(" ".join(t for t in (ax.get_title("left"), ax.get_title(), ax.get_title("right")) if t))
+        if not ax.get_visible() or not ax.axison and not ax.images and not title:
             continue
         if ax.get_label() == "<colorbar>":
             continue
-        kind = "热力图" if ax.images else ("柱状图" if ax.patches and not ax.lines else
-                                          ("曲线图" if ax.lines else ("散点图" if ax.collections else "图")))
+        kind = "热力图" if ax.images else ("示意图" if not ax.axison else (
+            "柱状图" if ax.patches and not ax.lines else ("曲线图" if ax.lines else ("散点图" if ax.collections else "图"))))
         desc = kind
-        title = clean(ax.get_title())
         if title:
             desc = f"{kind}「{title}」"
         axes_text = []

@@ -85,6 +85,10 @@ window.MathJax = {
 .reveal table { font-size: 0.8em; }
 .reveal img { max-height: 520px; }
 .reveal .attnbook-deck-links { font-size: 0.7em; }
+/* accessibility (axe-core, WCAG 2.1 AA): links inside text are underlined, the slide number has contrast */
+.reveal .attnbook-deck-links a { text-decoration: underline; }
+.reveal .slide-number { background-color: rgba(0, 0, 0, 0.8); color: #fff; }
+.reveal .slide-number a { color: #fff; }
 .reveal .highlight pre { white-space: pre-wrap; overflow-wrap: anywhere; }
 </style>
 {%- endblock html_head_css -%}
