@@ -343,8 +343,30 @@ def build_deck(path: pathlib.Path, out: pathlib.Path, export=None) -> pathlib.Pa
     body, _ = export.from_notebook_node(nb, resources={"attnbook": {"mathjax_url": mathjax},
                                                        "metadata": {"name": path.stem}})
     target = out / f"{path.stem}.slides.html"
-    target.write_text(body, encoding="utf-8")
+    target.write_text(figure_alts(body), encoding="utf-8")
     return target
+
+
+NBCONVERT_ALT = "No description has been provided for this image"
+
+
+def figure_alts(body: str) -> str:
+    """Give each embedded figure the Chinese description attnbook stored in its PNG (as the site does)."""
+    import html
+    import io
+
+    from PIL import Image
+
+    def fix(match: re.Match) -> str:
+        tag = match.group(0)
+        data = re.search(r'src="data:image/png;base64,([^"]+)"', tag)
+        if NBCONVERT_ALT not in tag or data is None:
+            return tag
+        with Image.open(io.BytesIO(base64.b64decode(data.group(1)))) as image:
+            description = getattr(image, "text", {}).get("Description", "") or "图：代码单元画出的图"
+        return tag.replace(NBCONVERT_ALT, html.escape(description, quote=True))
+
+    return re.sub(r"<img\b[^>]*>", fix, body)
 
 
 def write_index(decks: list[pathlib.Path], out: pathlib.Path) -> None:
