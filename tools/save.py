@@ -15,9 +15,10 @@ import json
 import pathlib
 import sys
 
-import yaml
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from book import NOTEBOOKS, ROOT  # noqa: E402  (tools/book.py: the notebook list)
+
 TARGET = ROOT / "attnbook" / "book.py"
 MARK = "#@save"
 
@@ -44,14 +45,8 @@ from .runtime import torch_state
 
 
 def toc_notebooks() -> list[pathlib.Path]:
-    """The book's notebooks in ``_toc.yml`` order (Markdown pages are skipped)."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text(encoding="utf-8"))
-    entries = [toc["root"]]
-    for part in toc.get("parts", []):
-        for chapter in part.get("chapters", []):
-            entries.append(chapter["file"])
-            entries += [s["file"] for s in chapter.get("sections", [])]
-    return [ROOT / f"{e}.ipynb" for e in entries if (ROOT / f"{e}.ipynb").exists()]
+    """The book's notebooks in ``_toc.yml`` order: tools/book.py's one list."""
+    return list(NOTEBOOKS)
 
 
 def saved_cells(path: pathlib.Path) -> list[str]:
