@@ -67,6 +67,11 @@ def browser():
 def page(browser, server):
     """A Chromium page that records console errors and blocks (and records) off-site requests."""
     context = browser.new_context(viewport={"width": 1280, "height": 800})
+    yield _watched_page(context, server)
+    context.close()
+
+
+def _watched_page(context, server):
     page = context.new_page()
     page.attnbook_offsite = []
     page.attnbook_errors = []
@@ -81,8 +86,7 @@ def page(browser, server):
     page.route("**/*", route)
     page.on("console", lambda m: m.type == "error" and page.attnbook_errors.append(m.text))
     page.on("pageerror", lambda e: page.attnbook_errors.append(str(e)))
-    yield page
-    context.close()
+    return page
 
 
 @pytest.fixture(scope="session")
@@ -99,3 +103,59 @@ def html_pages(site: pathlib.Path) -> list[str]:
             continue
         pages.append(rel)
     return pages
+
+
+def _axe_source() -> str:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("attnbook_axe", ROOT / "tools" / "axe.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.axe_script().read_text(encoding="utf-8")
+
+
+AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
+
+
+def run_axe(page, axe_source: str) -> list[dict]:
+    """axe-core's WCAG 2.1 A/AA rules on the page, except inside MathJax's output: its thousands of
+    generated nodes would triple the run time, and MathJax gives each formula its own accessible
+    name (the assistive MathML that its a11y extension, served with the site, attaches)."""
+    page.add_script_tag(content=axe_source)
+    return page.evaluate(
+        "async tags => { const r = await axe.run({include: [document], exclude: [['mjx-container']]},"
+        " {runOnly: {type: 'tag', values: tags}, resultTypes: ['violations']});"
+        " return r.violations.map(v => ({id: v.id, impact: v.impact, n: v.nodes.length,"
+        " target: v.nodes.slice(0, 3).map(n => n.target.join(' '))})); }", AXE_TAGS)
+
+
+@pytest.fixture(scope="session")
+def tour(browser, server, site, pages) -> dict[str, dict]:
+    """Every page of the site visited once (loading a page is most of a browser test's time), with
+    what the tests of test_browser.py and test_a11y.py check: console errors and off-site requests
+    seen while it loaded, whether its formulas were typeset, and axe-core's violations."""
+    axe_source = _axe_source()
+    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    page = _watched_page(context, server)
+    seen: dict[str, dict] = {}
+    for rel in pages + ["index.html", "search.html", "genindex.html"]:
+        page.attnbook_errors.clear()
+        page.attnbook_offsite.clear()
+        page.goto(f"{server}/{rel}", wait_until="load")
+        page.wait_for_timeout(300)
+        has_math = 'class="math' in (site / rel).read_text(encoding="utf-8")
+        typeset = errors = 0
+        if has_math:
+            try:
+                page.wait_for_selector("mjx-container", state="attached", timeout=15_000)
+            except Exception:  # noqa: BLE001 - reported by test_math_is_typeset
+                pass
+            typeset = page.locator("mjx-container").count()
+            errors = page.locator("mjx-merror").count()
+        entry = {"errors": list(page.attnbook_errors), "offsite": list(page.attnbook_offsite),
+                 "has_math": has_math, "mjx": typeset, "mjx_errors": errors}
+        if rel != "index.html":  # index.html only redirects to intro.html
+            entry["axe"] = run_axe(page, axe_source)
+        seen[rel] = entry
+    context.close()
+    return seen

@@ -128,3 +128,14 @@ def test_setup_sets_one_thread_and_seeds(two_threads):
     first = torch.randn(2)
     attnbook.setup(seed=3, threads=None)  # None: the count is left as it is
     assert torch.get_num_threads() == 1 and torch.equal(torch.randn(2), first)
+
+
+def test_setup_asks_for_deterministic_algorithms_without_loading_the_compiler():
+    import subprocess
+    import sys
+
+    code = ("import sys, torch, attnbook; attnbook.setup(); "
+            "print(torch.are_deterministic_algorithms_enabled(), "
+            "torch.is_deterministic_algorithms_warn_only_enabled(), 'torch._inductor' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["True", "True", "False"]
