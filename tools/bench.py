@@ -4,7 +4,7 @@ Prints a table and writes bench/report.md (with the machine described) and
 bench/notebook_times.json (used by the teacher's guide). Timings are noisy: medians of repeats,
 and ratios measured in the same run.
 
-    python tools/bench.py            # everything (about 20 minutes on 2 cores)
+    python tools/bench.py            # everything (about 30 minutes on 2 cores)
     python tools/bench.py --quick    # skip the cold build, make test and the triple nbval
 """
 from __future__ import annotations
@@ -257,8 +257,7 @@ def main() -> int:
     (ROOT / "bench" / "notebook_times.json").write_text(
         json.dumps(times, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     for name, seconds in times.items():
-        floor = 90 if re.search(r"chapters/1[1-4]_", name) else 60
-        row(f"notebook `{name}` top to bottom", f"{seconds:.1f} s", f"≤ {floor} s", seconds <= floor)
+        row(f"notebook `{name}` top to bottom", f"{seconds:.1f} s", "≤ 60 s", seconds <= 60)
     for name, count in exempt_cells().items():
         part_1_to_3 = re.search(r"chapters/(0\d|10)_", name) is not None
         row(f"cells of `{name}` exempt from the nbval comparison (`nbval-ignore-output`)", str(count),
