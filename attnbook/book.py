@@ -1038,6 +1038,49 @@ def accuracy(model, data, head_mask=None, head_fill=None):
     return right[data.loss_mask[:, :-1]].float().mean().item()
 
 
+import copy
+
+from torch.func import functional_call, stack_module_state, vmap
+
+
+def train_induction_seeds(seeds, *, steps=500, lr=1e-2, batch=64, d_model=32, num_heads=2, num_layers=2,
+                          seq_len=24, vocab_size=26):
+    """train_induction for several seeds at once (same initial weights, data and Adam updates per seed),
+    the seeds' forward passes batched with torch.func.vmap; returns one TrainResult per seed."""
+    from attnbook.interpret import induction_batch  # 数据生成器（见上文）
+
+    if not isinstance(steps, int) or steps < 0:
+        raise fail("steps", steps, "非负整数")
+    models = []
+    for seed in seeds:
+        with torch.random.fork_rng():  # 与 train_induction 相同的初始化
+            torch.manual_seed(seed)
+            models.append(AttnOnlyTransformer(vocab_size, d_model, num_heads, num_layers, max_len=seq_len))
+    params, buffers = stack_module_state(models)  # {参数名: [num_seeds, ...]}，叠起来的参数
+    skeleton = copy.deepcopy(models[0]).to("meta")  # 只借它的结构，不占内存
+
+    def forward(p, b, tokens):  # 一个种子：用参数 p 跑模型
+        return functional_call(skeleton, (p, b), (tokens,))[0]
+
+    gens = [torch.Generator().manual_seed(1000 + seed) for seed in seeds]  # 每个种子自己的数据
+    opt = torch.optim.Adam(params.values(), lr=lr, fused=True)  # fused：每个参数的整个 Adam 更新一次算完，更快
+    losses = [[] for _ in seeds]
+    for _ in range(steps):
+        data = [induction_batch(batch, seq_len=seq_len, vocab_size=vocab_size, generator=g) for g in gens]
+        logits = vmap(forward)(params, buffers, torch.stack([d.tokens for d in data]))  # [num_seeds, batch, seq_len, vocab_size]
+        loss = torch.stack([induction_loss(lg, d) for lg, d in zip(logits, data)])  # 每个种子一个损失
+        opt.zero_grad()
+        loss.sum().backward()  # 各种子的参数互不相干：和的梯度 = 各自的梯度
+        opt.step()
+        for curve, value in zip(losses, loss.tolist()):
+            curve.append(value)
+    with torch.no_grad():  # 把训练好的参数放回一个个普通模型
+        for i, model in enumerate(models):
+            for name, p in model.named_parameters():
+                p.copy_(params[name][i])
+    return [TrainResult(model.eval(), curve) for model, curve in zip(models, losses)]
+
+
 def previous_token_score(attn_weights):
     """Mean weight a query puts on the key just before it (queries t ≥ 1).
 
@@ -1273,6 +1316,7 @@ __all__ = [
     'induction_loss',
     'train_induction',
     'accuracy',
+    'train_induction_seeds',
     'previous_token_score',
     'induction_score',
     'head_scores',

@@ -109,7 +109,7 @@ def _train_runs(model_kwargs, runs, steps, batch, task, betas, eps, watch=()):
     skeleton = copy.deepcopy(models[0]).to("meta")
 
     def forward(p, b, tokens):  # one run: tokens [batch, 2n] -> logits [batch, 2n, vocab_size]
-        return functional_call(skeleton, (p, b), (tokens,))
+        return functional_call(skeleton, (p, b), (tokens,), tie_weights=False)  # 模型里没有共享的权重
 
     data = {}
     for run in runs:
@@ -127,6 +127,7 @@ def _train_runs(model_kwargs, runs, steps, batch, task, betas, eps, watch=()):
     beta1, beta2 = betas
     m = torch.zeros_like(flat)  # Adam 一阶矩
     v = torch.zeros_like(flat)  # Adam 二阶矩
+    denom, update = torch.empty_like(flat), torch.empty_like(flat)  # 每步复用的缓冲区
     clip = torch.tensor([r["clip"] if r["clip"] is not None else math.inf for r in runs])[:, None]  # [runs, 1]
     lrs = torch.tensor([[lr_at(step, r["lr"], r["warmup"]) for r in runs] for step in range(steps)])  # [steps, runs]
     losses = torch.empty(steps, n_runs)
@@ -141,17 +142,17 @@ def _train_runs(model_kwargs, runs, steps, batch, task, betas, eps, watch=()):
         logits = batched_forward(p, buffers, inputs[step])  # [runs, batch, 2n, vocab_size]
         loss = task.loss(logits, targets[step])  # [runs]
         (grad,) = torch.autograd.grad(loss.sum(), [flat])  # [runs, P]；各 run 互不相干，求和即各自的梯度
-        with torch.no_grad():
-            flat = flat.detach()
+        with torch.no_grad():  # Adam, written in place (the buffers are [runs, P]; fewer passes over memory)
+            flat = flat.detach()  # the graph is gone, so the parameters may be updated in place
             norm = grad.norm(dim=1, keepdim=True)  # [runs, 1]，裁剪前的梯度范数
-            grad = grad * (clip / (norm + 1e-6)).clamp(max=1.0)  # 与 clip_grad_norm_ 相同
+            grad.mul_((clip / (norm + 1e-6)).clamp(max=1.0))  # 与 clip_grad_norm_ 相同
             m.mul_(beta1).add_(grad, alpha=1 - beta1)
             v.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
             bias1 = 1 - beta1 ** (step + 1)
             bias2 = 1 - beta2 ** (step + 1)
-            denom = (v.sqrt() / math.sqrt(bias2)).add_(eps)
-            update = (lrs[step, :, None] / bias1) * m / denom
-            flat = flat - update
+            torch.sqrt(v, out=denom).div_(math.sqrt(bias2)).add_(eps)  # √v̂ + ε
+            torch.div(m, denom, out=update).mul_(lrs[step, :, None] / bias1)  # η·m̂ / (√v̂ + ε)
+            flat.sub_(update)
             if step in watch:
                 m_norm = (m / bias1).norm(dim=1)
                 v_norm = (v / bias2).sqrt().norm(dim=1)

@@ -50,6 +50,7 @@ from attnbook.interpret import (  # noqa: E402
     score_table,
     token_labels,
     train_induction,
+    train_induction_seeds,
 )
 
 
@@ -300,6 +301,23 @@ def test_training_is_deterministic_and_tools_run():
     assert plot_scores(table).get_xlabel() == "前一词得分"
     with pytest.raises(AttnBookError, match="steps"):
         train_induction(0, steps=-1)
+
+
+def test_seeds_trained_together_match_seeds_trained_one_by_one():
+    kwargs = dict(steps=6, batch=8, d_model=8, lr=3e-3)
+    together = train_induction_seeds([4, 0, 7], **kwargs)
+    assert len(together) == 3
+    for seed, fast in zip([4, 0, 7], together):
+        slow = train_induction(seed, **kwargs)
+        torch.testing.assert_close(fast.losses, slow.losses, rtol=1e-4, atol=1e-5)
+        # Compare what the models compute, not every parameter: the gradient of W_k's bias is zero up to
+        # rounding (it shifts all scores of a query equally), and Adam turns that noise into full-size steps.
+        tokens = eval_batch(16).tokens
+        torch.testing.assert_close(fast.model(tokens)[0], slow.model(tokens)[0], rtol=1e-3, atol=1e-4)
+        assert not fast.model.training
+    assert [r.losses for r in train_induction_seeds([1, 2], steps=0)] == [[], []]
+    with pytest.raises(AttnBookError, match="steps"):
+        train_induction_seeds([0], steps=-1)
 
 
 def test_chapter_exercises_recognise_mistakes(capsys):
