@@ -2,13 +2,8 @@
 from __future__ import annotations
 
 import json
-import pathlib
 import re
 import sys
-
-import pytest
-
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 #: Remaining critical/serious violations, each with the reason it is accepted. Empty today.
 JUSTIFIED: dict[str, str] = {}
