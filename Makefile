@@ -65,21 +65,24 @@ html-noexec: install
 test: install
 	$(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-nbval test-colab test-site
 
+# `make test TIMED=1` prints the wall and CPU seconds of each step (GNU time, /usr/bin/time).
+TIME_CMD := $(if $(TIMED),/usr/bin/time -f "%e s wall, %U+%S s CPU: %C",)
+
 test-site: install
-	$(BIN)/python -m pytest  # unit, structure, classroom, equivalence, teaching rule (pyproject: -m 'not site')
-	$(MAKE) --no-print-directory html-noexec
-	$(MAKE) --no-print-directory pdf dist
-	$(BIN)/python -m pytest -m site tests/site
+	$(TIME_CMD) $(BIN)/python -m pytest  # unit, structure, classroom, equivalence, teaching rule (pyproject: -m 'not site')
+	$(TIME_CMD) $(MAKE) --no-print-directory html-noexec
+	$(TIME_CMD) $(MAKE) --no-print-directory pdf dist
+	$(TIME_CMD) $(BIN)/python -m pytest -m site tests/site
 
 test-nbval: install
-	$(BOOK_ENV) $(BIN)/python -m pytest --nbval --nbval-current-env \
+	$(BOOK_ENV) $(TIME_CMD) $(BIN)/python -m pytest --nbval --nbval-current-env \
 	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS) $(QUIET_KERNELS)
 
 # Colab's library versions, and PyTorch's non-vectorised CPU kernels (ATEN_CPU_CAPABILITY=default):
 # every assert of every notebook must also hold on a numeric path other than the one that wrote
 # the stored outputs (another CPU, a GPU, a newer torch round differently).
 test-colab:
-	ATEN_CPU_CAPABILITY=default bash tools/colab_env_test.sh
+	ATEN_CPU_CAPABILITY=default $(TIME_CMD) bash tools/colab_env_test.sh
 
 lab: install
 	$(BIN)/jupyter lab chapters

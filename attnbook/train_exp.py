@@ -265,9 +265,10 @@ def norm_warmup_figure(results: dict, num_layers: int, warmup: int, *, task: Cop
     return fig
 
 
-def depth_summary_figure(results: dict, settings: Sequence[tuple[int, int]]):
+def depth_summary_figure(results: dict, settings: Sequence[tuple[int, int]], *, task: CopyTask = CopyTask()):
     """Final loss (mean of the last 20 steps) of every seed, Pre-Norm and Post-Norm, for each
-    (num_layers, warmup) in ``settings``. results[(norm, num_layers, warmup)] -> RunResults."""
+    (num_layers, warmup) in ``settings``, with the chance loss ln(num_symbols) as a dotted line.
+    results[(norm, num_layers, warmup)] -> RunResults."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6.4, 2.8), layout="constrained")
@@ -278,11 +279,12 @@ def depth_summary_figure(results: dict, settings: Sequence[tuple[int, int]]):
             finals = [r.final_loss() for r in results[norm, depth, warmup]]
             x = j + (k - 0.5) * 0.25 + np.linspace(-0.05, 0.05, len(finals))
             ax.scatter(x, finals, color=_COLORS[norm], s=22, label=label if j == 0 else None)
+    ax.axhline(task.chance_loss, color="0.5", ls=":", lw=1, label=f"均匀猜测 ln {task.num_symbols}")
     ax.set_xticks(range(len(settings)),
                   [f"{d} 层" + (f"\n预热 {w} 步" if w else "\n不预热") for d, w in settings])
     ax.set_ylim(-0.05, 2.4)
     ax.set_ylabel("最后 20 步的平均损失")
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="lower right", fontsize=8, ncol=3)
     return fig
 
 

@@ -75,10 +75,13 @@ def test_site_from_disk_without_network(kit, browser):
 
 def test_wheel_installs_into_a_fresh_venv(kit, tmp_path):
     venv = tmp_path / "venv"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    # no pip of its own (bootstrapping one takes longer than the rest of the test): this
+    # environment's pip installs into it with --python
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
     wheel = next((kit / "wheel").glob("attnbook-*.whl"))
-    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], check=True)
+    subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install", "-q", "--no-deps", "--no-index",
+                    str(wheel)], check=True)
     purelib = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
                              check=True, capture_output=True, text=True).stdout.strip()
     # borrow the dependencies (not attnbook: the book's own is an editable install, not on this path)

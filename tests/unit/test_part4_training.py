@@ -260,6 +260,8 @@ def test_figures_are_pure_and_labelled():
     grid = {(n, 2, w): runs[:2] for n in ("pre", "post") for w in (0, 3)}
     for fig in (train_exp.norm_warmup_figure(grid, 2, 3), train_exp.depth_summary_figure(grid, [(2, 0), (2, 3)])):
         assert fig.axes[0].get_ylabel()
+        chance = [line for line in fig.axes[0].lines if line.get_label().startswith("均匀猜测")]
+        assert len(chance) == 1 and chance[0].get_ydata()[0] == pytest.approx(CopyTask().chance_loss)
         plt.close(fig)
     clip = {None: runs[:2], 1.0: runs[:2]}
     fig = train_exp.clipping_figure(clip, 1, 1.0, bad_steps=(2,))
