@@ -838,7 +838,7 @@ class CharLMRun:
 
 
 def train_charlm(data: torch.Tensor, vocab_size: int, *, mask_kind: str = "correct", seed: int = 0,
-                 steps: int = 150, seq_len: int = 32, batch: int = 16, lr: float = 8e-3,
+                 steps: int = 135, seq_len: int = 32, batch: int = 16, lr: float = 8e-3,
                  d_model: int = 64, num_heads: int = 4, num_layers: int = 2) -> CharLMRun:
     """在 data（int64 [n]）的随机窗口上训练一个 CharTransformer。种子决定初始权重和批次。"""
     from attnbook.charlm import random_windows  # 截窗口的小工具
@@ -865,17 +865,19 @@ def train_charlm(data: torch.Tensor, vocab_size: int, *, mask_kind: str = "corre
 
 @torch.no_grad()
 def generate(model: CharTransformer, vocab, prompt: str, n_new: int, *, temperature: float = 0.0,
-             seed: int = 0, stop_at_separator: bool = True) -> str:
+             seed: int = 0, stop_at_separator: bool = True, avoid: str = "") -> str:
     """续写 prompt n_new 个字（自回归）。每步只喂最后 model.max_len 个字，只读最后一个位置的 logits。
-    temperature 0 取概率最大的字；> 0 时按概率抽样（固定种子）。只返回新写的部分。"""
+    temperature 0 取概率最大的字；> 0 时按概率抽样（固定种子）。avoid 里的字（如占位符 □）从不选。只返回新写的部分。"""
     if not prompt:
         raise fail("prompt", prompt, "非空字符串（例如一首诗的第一句）")
     generator = torch.Generator().manual_seed(seed)
     ids = vocab.encode(prompt).tolist()
+    banned = [vocab.stoi[ch] for ch in set(avoid) if ch in vocab.stoi]
     new = []
     for _ in range(n_new):
         context = torch.tensor([ids[-model.max_len:]])  # [1, t]，t 不超过训练窗口的长度
         logits = model(context)[0, -1]  # 最后一个位置：[vocab_size]
+        logits[banned] = -math.inf  # 不选的字：概率为 0
         if temperature > 0:
             next_id = int(torch.multinomial(torch.softmax(logits / temperature, dim=-1), 1, generator=generator))
         else:
