@@ -66,7 +66,7 @@ test: install
 	$(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-nbval test-colab test-site
 
 # `make test TIMED=1` prints the wall and CPU seconds of each step (GNU time, /usr/bin/time).
-TIME_CMD := $(if $(TIMED),/usr/bin/time -f "%e s wall, %U+%S s CPU: %C",)
+TIME_CMD := $(if $(TIMED),/usr/bin/time -f "%e s wall; %U+%S s CPU: %C",)
 
 test-site: install
 	$(TIME_CMD) $(BIN)/python -m pytest  # unit, structure, classroom, equivalence, teaching rule (pyproject: -m 'not site')
