@@ -216,6 +216,7 @@ def flops_figure(d_model: int, window: int, kernel_size: int = 5):
     """Analytic FLOPs of full attention, sliding window (2·window+1 keys) and conv against n,
     with the crossovers marked. Returns a Figure (used by the chapter's slider)."""
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import NullLocator
 
     n = np.logspace(np.log10(64), np.log10(65536), 60)
     w = 2 * window + 1
@@ -228,6 +229,7 @@ def flops_figure(d_model: int, window: int, kernel_size: int = 5):
         ax.text(cross, 0.03, f" n={cross:g}", color=colour, fontsize=8, rotation=90, va="bottom",
                 transform=ax.get_xaxis_transform())
     ax.set_xscale("log", base=2)
+    ax.yaxis.set_minor_locator(NullLocator())  # 十几个数量级的次刻度：画一帧的时间多一倍，却看不出来
     ax.set_xlabel("序列长度 n")
     ax.set_ylabel("浮点运算次数（FLOPs）")
     ax.set_title(f"d_model = {d_model}：虚线右边，全注意力更贵")
