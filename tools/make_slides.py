@@ -332,6 +332,17 @@ def exporter():
                           extra_loaders=[DictLoader({"attnbook_slides.html.j2": TEMPLATE})])
 
 
+def deck_key(path: pathlib.Path) -> str:
+    """What a deck is made from: the notebook, this script (its template and rules) and nbconvert's
+    version. A rebuild with the same key reuses the deck (a warm `make html` rebuilds no deck)."""
+    from importlib.metadata import version
+
+    digest = hashlib.sha256(path.read_bytes())
+    digest.update(pathlib.Path(__file__).read_bytes())
+    digest.update(version("nbconvert").encode())
+    return digest.hexdigest()
+
+
 def build_deck(path: pathlib.Path, out: pathlib.Path, export=None) -> pathlib.Path:
     page = path.resolve().relative_to(ROOT).as_posix()
     nb = prepare(nbformat.read(path, as_version=4), page)
@@ -397,14 +408,22 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     install_reveal(reveal_tarball(args.reveal_tarball), out)
     os.environ.setdefault("ATTNBOOK_STATIC", "1")
-    export = exporter()
+    export = None  # nbconvert is imported only when a deck has to be (re)built
+    keys = args.site.parent / ".cache" / "slides"  # what each deck was built from (kept out of the site)
+    keys.mkdir(parents=True, exist_ok=True)
     paths = args.notebooks or sorted(ROOT.glob("chapters/[0-9][0-9]_*.ipynb"))
     decks = []
     for path in paths:
-        deck = build_deck(path, out, export)
+        target, stamp, key = out / f"{path.stem}.slides.html", keys / f"{path.stem}.sha256", deck_key(path)
+        if target.exists() and stamp.exists() and stamp.read_text() == key:
+            deck, note = target, "（未变，沿用）"
+        else:
+            export = export or exporter()
+            deck, note = build_deck(path, out, export), ""
+            stamp.write_text(key)
         decks.append(deck)
         print(f"{deck.relative_to(args.site.parent.parent) if args.site == SITE else deck}"
-              f"  {deck.stat().st_size / 1e6:.2f} MB")
+              f"  {deck.stat().st_size / 1e6:.2f} MB{note}")
     write_index(decks, out)
     return 0
 

@@ -79,3 +79,17 @@ def test_step_through_a_deck(page, server, slides):
         assert page.locator("mjx-merror").count() == 0
     assert page.attnbook_errors == [], page.attnbook_errors
     assert page.attnbook_offsite == [], page.attnbook_offsite
+
+
+def test_every_deck_was_built_from_the_current_notebook(slides):
+    """make_slides reuses a deck whose inputs have not changed; the key it stored for each deck must be
+    that of today's notebook, script and nbconvert (else a stale deck would be shipped)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("make_slides", ROOT / "tools" / "make_slides.py")
+    make_slides = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make_slides)
+    keys = slides.parent.parent / ".cache" / "slides"
+    for notebook in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
+        stored = keys / f"{notebook.stem}.sha256"
+        assert stored.exists() and stored.read_text() == make_slides.deck_key(notebook), notebook.name
