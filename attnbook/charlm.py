@@ -36,7 +36,7 @@ MASK_DESCRIPTIONS: dict[str, str] = {
     "offset": "错位一格：第 i 个位置还能看 i+1",
     "transposed": "转置：第 i 个位置看 i..seq_len-1",
     "flipped": "极性反了：第 i 个位置只看 i+1..seq_len-1",
-    "none": "没有 mask：每个位置看全部",
+    "none": "没有掩码：每个位置看全部",
 }
 
 #: Separator between poems in the training text (the model also learns where a poem ends).
@@ -136,8 +136,8 @@ def eval_windows(data: torch.Tensor, seq_len: int, n: int, seed: int = 1234) -> 
 # --------------------------------------------------------------------------------------------
 KIND_COLORS = {"correct": "#4C78A8", "offset": "#F58518", "transposed": "#E45756", "flipped": "#72B7B2",
                "none": "#54A24B"}
-KIND_NAMES = {"correct": "正确 mask", "offset": "错位一格", "transposed": "转置", "flipped": "极性反了",
-              "none": "没有 mask"}
+KIND_NAMES = {"correct": "正确掩码", "offset": "错位一格", "transposed": "转置", "flipped": "极性反了",
+              "none": "没有掩码"}
 
 
 def plot_loss_curves(results: Sequence[CharLMRun], *, ax=None, smooth: int = 10):
@@ -157,7 +157,7 @@ def plot_loss_curves(results: Sequence[CharLMRun], *, ax=None, smooth: int = 10)
         ax.plot(steps.numpy(), losses.numpy(), color=KIND_COLORS.get(r.mask_kind, "gray"), lw=1.2,
                 alpha=0.85, label=label)
     ax.set_xlabel("训练步数")
-    ax.set_ylabel("训练 loss（交叉熵）")
+    ax.set_ylabel("训练损失（交叉熵）")
     ax.set_ylim(bottom=0)
     ax.legend(frameon=False)
     return ax

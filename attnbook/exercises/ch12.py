@@ -24,8 +24,8 @@ def _offset_extra() -> Expected:
         mistakes=(
             Mistake(seq_len, "最后一个位置没有“下一格”可看：多出来的只有对角线上方那一条斜线。"),
             Mistake(_extra_keys("transposed", seq_len),
-                    "这是严格上三角的全部格子，是“转置”或“没有 mask”才会放进来的数量；错位一格只多一条斜线。"),
-            Mistake(int(make_mask(seq_len, "offset").sum()), "这是错位 mask 保留的全部格子；题目问的是比正确 mask 多出的格子。"),
+                    "这是严格上三角的全部格子，是“转置”或“没有掩码”才会放进来的数量；错位一格只多一条斜线。"),
+            Mistake(int(make_mask(seq_len, "offset").sum()), "这是错位掩码保留的全部格子；题目问的是比正确掩码多出的格子。"),
         ),
         explain="多出的是紧贴对角线上方的一条斜线：(0,1), (1,2), …, (6,7)。",
     )
