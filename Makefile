@@ -105,7 +105,7 @@ dist: install
 	$(BIN)/python tools/make_dist.py
 
 bench: install
-	$(BIN)/python tools/bench.py
+	$(BIN)/python tools/bench.py $(QUIET_KERNELS)
 
 clean:
 	rm -rf _build
