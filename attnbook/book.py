@@ -458,14 +458,14 @@ class TinyPositionModel(nn.Module):
             raise fail("past_end", past_end, '"error"、"clamp" 或 "untrained"')
         device = self.tok.weight.device
         if self.kind == "sinusoidal":
-            return sinusoidal_positional_encoding(seq_len, self.d_model, device=device)
+            return sinusoidal_positional_encoding(seq_len, self.d_model, device=device, dtype=self.tok.weight.dtype)
         pos = torch.arange(seq_len, device=device)
         if past_end == "error" or seq_len <= self.max_len:
             return self.pos(pos)  # seq_len > max_len 时：IndexError: index out of range in self
         if past_end == "clamp":
             return self.pos(pos.clamp(max=self.max_len - 1))
         extra = torch.randn(seq_len - self.max_len, self.d_model, generator=torch.Generator().manual_seed(12345))
-        return torch.cat([self.pos.weight, extra.to(device)])  # N(0, 1)，与 nn.Embedding 的初始化相同
+        return torch.cat([self.pos.weight, extra.to(device, self.pos.weight.dtype)])  # N(0, 1)，与 nn.Embedding 的初始化相同
 
     def forward(self, tokens: torch.Tensor, past_end: str = "error") -> torch.Tensor:
         if tokens.dim() != 2:
@@ -483,12 +483,12 @@ def previous_token_loss(logits: torch.Tensor, tokens: torch.Tensor) -> torch.Ten
 
 def train_model(kind: str, seed: int, *, train_len: int = 16, steps: int = 200, batch: int = 32,
                 lr: float = 3e-3, vocab: int = 16, d_model: int = 32) -> TinyPositionModel:
-    """在长度 train_len 的随机序列上训练 TinyPositionModel（Adam）；返回 eval 模式的模型。"""
+    """在长度 train_len 的随机序列上训练 TinyPositionModel（Adam，float64）；返回 eval 模式的模型。"""
     if isinstance(train_len, bool) or not isinstance(train_len, int) or train_len < 2:
         raise fail("train_len", train_len, "不小于 2 的整数")
     with torch.random.fork_rng():  # 用自己的种子初始化，不改动全局的随机状态
         torch.manual_seed(seed)
-        model = TinyPositionModel(kind, vocab=vocab, d_model=d_model, max_len=train_len)
+        model = TinyPositionModel(kind, vocab=vocab, d_model=d_model, max_len=train_len).double()  # float64：不同 CPU 的舍入差异影响不到打印的结果
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     generator = torch.Generator().manual_seed(seed)
     for _ in range(steps):

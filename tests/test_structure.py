@@ -181,6 +181,18 @@ def test_cells_exempt_from_nbval_assert_their_claim(path):
                 f"第 {index} 个单元格不参与 nbval 比对，却没有断言任何结论：{cell.source[:80]!r}")
 
 
+PARTS_I_TO_III = [path for path in CHAPTERS if re.match(r"(0\d|10)_", path.name)]
+
+
+def test_parts_one_to_three_need_no_nbval_exemption():
+    """Parts I–III print only what is the same on every machine (float64 experiments, counts, not timings)."""
+    assert len(PARTS_I_TO_III) == 10
+    tagged = [f"{path.name}: {cell.source[:60]!r}" for path in PARTS_I_TO_III
+              for cell in nbformat.read(path, as_version=4).cells
+              if "nbval-ignore-output" in cell.metadata.get("tags", [])]
+    assert not tagged, "第 1–10 章不应有不参与 nbval 比对的单元格：\n" + "\n".join(tagged)
+
+
 # An absolute path of the machine that ran a notebook: a file path ending in .py (a traceback
 # frame), anything in site-packages, or a home, /tmp or /work directory.
 MACHINE_PATH = re.compile(r"(?<![\w.:/])/(?:[\w.-]+/)+[\w.-]+\.py\b|site-packages|(?<![\w.:/])/(?:root|home|tmp|work)/\w")
