@@ -196,6 +196,7 @@ def plot_band(results: Sequence[RunResult], *, ax=None, key: str = "loss", label
     ax.fill_between(steps, lo, hi, color=line.get_color(), alpha=0.25, lw=0)
     if log:
         ax.set_yscale("log")
+        ax.minorticks_off()  # 对数轴的次刻度：滑块每一帧都要排版它们，占了画图时间的大半
     ax.set_xlabel("训练步数")
     return ax
 
@@ -237,6 +238,8 @@ def lr_sweep_figure(results: dict, d_ks: Sequence[int], lrs: Sequence[float], *,
                 ax.scatter([lr * (0.93 if k == 0 else 1.07)] * len(f), f, color=_COLORS[scale], s=12, alpha=0.7)
         ax.axhline(task.chance_loss, color="0.5", ls=":", lw=1)
         ax.set_xscale("log")
+        ax.set_xticks(lrs, [f"{lr:g}" for lr in lrs])
+        ax.minorticks_off()
         ax.set_xlabel("学习率")
         ax.set_title(f"d_k = {d_k}")
         ax.set_ylim(-0.05, 2.4)
@@ -305,6 +308,7 @@ def clipping_figure(results: dict, seed: int, max_norm: float, *, bad_steps: Seq
     ax_g.axhline(max_norm, color=_COLORS["on"], ls="--", lw=0.8)
     for ax in (ax_g, ax_l):
         ax.set_yscale("log")
+        ax.minorticks_off()  # 次刻度排版很慢，滑块的每一帧都要画
         for s in bad_steps:
             ax.axvline(s, color="0.6", lw=4, alpha=0.3, zorder=0)
     if window is not None:
