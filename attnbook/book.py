@@ -488,7 +488,7 @@ def train_model(kind: str, seed: int, *, train_len: int = 16, steps: int = 200, 
         raise fail("train_len", train_len, "不小于 2 的整数")
     with torch.random.fork_rng():  # 用自己的种子初始化，不改动全局的随机状态
         torch.manual_seed(seed)
-        model = TinyPositionModel(kind, vocab=vocab, d_model=d_model, max_len=train_len).double()  # float64：不同 CPU 的舍入差异影响不到打印的结果
+        model = TinyPositionModel(kind, vocab=vocab, d_model=d_model, max_len=train_len).double()  # float64：训练不再添上看得见的舍入误差（初始化仍是 float32）
     optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     generator = torch.Generator().manual_seed(seed)
     for _ in range(steps):
