@@ -173,9 +173,10 @@ def tour(browser, server, site, pages) -> dict[str, dict]:
             errors = page.locator("mjx-merror").count()
         entry = {"errors": list(page.attnbook_errors), "offsite": list(page.attnbook_offsite),
                  "has_math": has_math, "mjx": typeset, "mjx_errors": errors}
-        if axe_scope(rel) is not None:
-            entry["axe"] = run_axe(page, axe_source, axe_scope(rel))
-            entry["axe_code"] = ["div.highlight"] not in axe_scope(rel)  # code checked on this page
+        exclude = axe_scope(rel)
+        if exclude is not None:
+            entry["axe"] = run_axe(page, axe_source, exclude)
+            entry["axe_code"] = ["div.highlight"] not in exclude  # code checked on this page
         seen[rel] = entry
     context.close()
     return seen
