@@ -15,7 +15,7 @@ from .runtime import setup, torch_state
 from ._notebook import glue
 from .exercises import check
 from ._fonts import FONT_FAMILY, font_path, register_font
-from .plots import heatmap, heatmap_grid
+from .plots import heatmap, heatmap_grid, split_heads_diagram
 from .sliders import Slider, slider, static_mode
 from .toy import cat_eats_fish
 
@@ -28,5 +28,5 @@ __all__ = [
     "AttnBookError", "FONT_FAMILY", "MultiHeadSelfAttention", "SelfAttention", "Slider",
     "cat_eats_fish", "causal_mask", "check", "font_path", "glue", "heatmap", "heatmap_grid",
     "padding_mask", "register_font", "scaled_dot_product_attention", "setup",
-    "sinusoidal_positional_encoding", "slider", "static_mode", "torch_state",
+    "sinusoidal_positional_encoding", "slider", "split_heads_diagram", "static_mode", "torch_state",
 ]

@@ -141,6 +141,103 @@ def heatmap_grid(
     return fig
 
 
+#: One colour per attention head (colour-blind-friendly Tableau 10), used where heads are drawn apart.
+HEAD_COLORS = ("#4C78A8", "#F58518", "#54A24B", "#E45756", "#72B7B2", "#B279A2", "#9D755D", "#79706E")
+
+
+def split_heads_diagram(projected: Any, viewed: Any, heads: Any, *, tokens: Sequence[str], ax=None):
+    """Draw one sentence's ``view`` + ``transpose`` into heads: every cell shows the tensor's own number.
+
+    Args:
+        projected: ``[seq_len, d_model]``, the projection of one sentence (batch = 1 dropped).
+        viewed: ``[seq_len, num_heads, d_k]``, ``projected.view(seq_len, num_heads, d_k)``.
+        heads: ``[num_heads, seq_len, d_k]``, ``viewed.transpose(0, 1)``.
+        tokens: ``seq_len`` row labels.
+    Columns are coloured by the head they belong to (at most ``len(HEAD_COLORS)`` heads).
+    Returns:
+        The Axes (a diagram: no axis lines).
+    """
+    import math
+
+    import matplotlib.pyplot as plt
+    from matplotlib.patches import FancyArrowPatch, Rectangle
+
+    t, v, h = (np.asarray(a.detach().cpu() if hasattr(a, "detach") else a) for a in (projected, viewed, heads))
+    if t.ndim != 2:
+        raise fail("projected", projected, f"二维 [seq_len, d_model]，而它是 {t.ndim} 维")
+    seq_len, d_model = t.shape
+    if v.ndim != 3 or v.shape[0] != seq_len or v.shape[1] * v.shape[2] != d_model:
+        raise fail("viewed", viewed, f"[seq_len={seq_len}, num_heads, d_k]，且 num_heads × d_k = {d_model}")
+    num_heads, d_k = v.shape[1], v.shape[2]
+    if not np.array_equal(v.reshape(seq_len, d_model), t):
+        raise fail("viewed", viewed, "projected.view(seq_len, num_heads, d_k) 的结果（数值要与 projected 相同）")
+    if h.shape != (num_heads, seq_len, d_k) or not np.array_equal(h, v.transpose(1, 0, 2)):
+        raise fail("heads", heads, f"viewed.transpose(0, 1)，形状 [{num_heads}, {seq_len}, {d_k}]")
+    if num_heads > len(HEAD_COLORS):
+        raise fail("viewed", viewed, f"至多 {len(HEAD_COLORS)} 个头（每个头一种颜色），而它有 {num_heads} 个")
+    tokens = check_labels(tokens, seq_len, "tokens", "行")
+    if tokens is None:
+        raise fail("tokens", tokens, f"{seq_len} 个词（每行一个）")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8.6, 3.4), layout="constrained")
+
+    def cell(x, y, value, head):
+        ax.add_patch(Rectangle((x, -y - 1), 1, 1, facecolor=HEAD_COLORS[head], edgecolor="white", lw=1.2))
+        ax.text(x + 0.5, -y - 0.5, str(int(value)), ha="center", va="center", fontsize=7.5, color="white")
+
+    def row_labels(x, y0):
+        for i, token in enumerate(tokens):
+            ax.text(x - 0.25, -(y0 + i) - 0.5, token, ha="right", va="center", fontsize=8.5)
+
+    def caption(x, y, text):
+        ax.text(x, y, text, ha="center", va="bottom", fontsize=8.5, linespacing=1.4)
+
+    # 1. the projection [seq_len, d_model], each column coloured by its head
+    for i in range(seq_len):
+        for c in range(d_model):
+            cell(c, i, t[i, c], c // d_k)
+    row_labels(0, 0)
+    caption(d_model / 2, 0.4, "W_q(x)\n[batch, seq_len, d_model]")
+
+    # 2. view: the same memory, each row cut into num_heads pieces
+    gap = 0.4
+    x1 = d_model + 2.6
+    width2 = num_heads * d_k + (num_heads - 1) * gap
+    for i in range(seq_len):
+        for k in range(num_heads):
+            for c in range(d_k):
+                cell(x1 + k * (d_k + gap) + c, i, v[i, k, c], k)
+    caption(x1 + width2 / 2, 0.4, ".view(batch, seq_len, num_heads, d_k)\n[batch, seq_len, num_heads, d_k]")
+
+    # 3. transpose: heads first, one [seq_len, d_k] table per head
+    rows = min(num_heads, 2)
+    cols = math.ceil(num_heads / rows)
+    x2 = x1 + width2 + 3.2
+    block_w, block_h = d_k + 1.4, seq_len + 1.2
+    for k in range(num_heads):
+        r, c0 = k // cols, k % cols
+        bx, by = x2 + c0 * block_w, r * block_h
+        for i in range(seq_len):
+            for c in range(d_k):
+                cell(bx + c, by + i, h[k, i, c], k)
+        if c0 == 0:
+            row_labels(bx, by)
+        ax.text(bx + d_k / 2, -by + 0.15, f"头 {k}", ha="center", va="bottom", fontsize=8, color=HEAD_COLORS[k])
+    width3 = cols * block_w - 1.4
+    caption(x2 + width3 / 2, 1.3, ".transpose(1, 2)\n[batch, num_heads, seq_len, d_k]")
+
+    for xa, xb, note in ((d_model + 0.4, x1 - 0.5, "不搬数据"), (x1 + width2 + 0.4, x2 - 1.0, "交换两维")):
+        ax.add_patch(FancyArrowPatch((xa, -seq_len / 2), (xb, -seq_len / 2), arrowstyle="-|>",
+                                     mutation_scale=12, color="0.35"))
+        ax.text((xa + xb) / 2, -seq_len / 2 - 0.35, note, ha="center", va="top", fontsize=7.5, color="0.35")
+    ax.set_xlim(-1.2, x2 + width3 + 0.3)
+    ax.set_ylim(-rows * block_h - 0.2, 3.5)
+    ax.set_aspect("equal")
+    ax.axis("off")
+    ax.set_title(f"一句话（batch = 1）：d_model = {d_model}，num_heads = {num_heads}，d_k = {d_k}", fontsize=10)
+    return ax
+
+
 # -- accessibility: Chinese alt text for every figure ------------------------------------------
 def figure_alt(fig) -> str:
     """A short Chinese description of a matplotlib Figure, built from its titles and axis labels.

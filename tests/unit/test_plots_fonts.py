@@ -9,6 +9,7 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+import torch
 from fontTools.ttLib import TTFont
 
 import attnbook
@@ -89,6 +90,32 @@ def test_heatmap_grid_shape():
     fig = attnbook.heatmap_grid(np.random.rand(6, 4, 4), labels="我爱你们", ncols=4)
     assert len(fig.axes) == 8 and sum(ax.axison for ax in fig.axes) == 6
     plt.close(fig)
+
+
+def test_split_heads_diagram_draws_the_tensors_own_numbers():
+    attnbook.setup()
+    t = torch.arange(3 * 8).view(3, 8)  # [seq_len, d_model]
+    viewed = t.view(3, 4, 2)  # [seq_len, num_heads, d_k]
+    heads = viewed.transpose(0, 1)  # [num_heads, seq_len, d_k]
+    ax = attnbook.split_heads_diagram(t, viewed, heads, tokens="猫吃鱼")
+    numbers = [int(x.get_text()) for x in ax.texts if x.get_text().isdigit()]
+    assert numbers == t.flatten().tolist() * 2 + heads.flatten().tolist()  # three stages, cell by cell
+    assert [x.get_text() for x in ax.texts if x.get_text().startswith("头")] == ["头 0", "头 1", "头 2", "头 3"]
+    assert "num_heads = 4，d_k = 2" in ax.get_title()
+    plt.close(ax.figure)
+
+
+@pytest.mark.parametrize("bad, arg", [
+    (lambda t, v, h: (t[None], v, h), "projected"),           # batch dimension left in
+    (lambda t, v, h: (t, v.reshape(3, 8, 1)[:, :3], h), "viewed"),  # num_heads × d_k ≠ d_model
+    (lambda t, v, h: (t, v.flip(0), h), "viewed"),            # not a view of projected
+    (lambda t, v, h: (t, v, v), "heads"),                     # not transposed
+])
+def test_split_heads_diagram_rejects_tensors_that_are_not_one_split(bad, arg):
+    t = torch.arange(3 * 8).view(3, 8)
+    v = t.view(3, 4, 2)
+    with pytest.raises(attnbook.AttnBookError, match=arg):
+        attnbook.split_heads_diagram(*bad(t, v, v.transpose(0, 1)), tokens="猫吃鱼")
 
 
 def test_import_changes_nothing():
