@@ -123,7 +123,8 @@ def test_teaching_guide_includes_the_generated_times():
     assert rows, "运行时间表是空的"
     for rel, measured, planned, advice in rows:
         assert (ROOT / rel).exists(), rel
-        assert int(planned) >= 2 * float(measured), rel  # 课上预留留出余量
+        assert int(planned) >= 3 * float(measured), rel  # 课上预留留出余量（测速的机器之间能差一倍）
+        assert (advice.strip() == "课前先运行一遍") == (int(planned) > 60), rel  # 预留超过一分钟的课前运行
         assert advice.strip() in ("课前先运行一遍", "课上现场运行"), advice
 
 
