@@ -249,6 +249,9 @@ def _height(cell) -> int:
     return height
 
 
+GLUE_MIME = "application/papermill.record/"  # myst-nb's glue output (nbconvert cannot display it)
+
+
 def prepare(nb, page: str):
     """A copy of the notebook ready for the slides exporter (the notebook on disk is not touched)."""
     nb = copy.deepcopy(nb)
@@ -264,6 +267,9 @@ def prepare(nb, page: str):
                 cell.metadata["transient"] = {"remove_source": True}
             if tags & NO_OUTPUT_TAGS:
                 cell.outputs = []
+            # glue records are read by the site's {glue:text} roles and are invisible everywhere else
+            cell.outputs = [o for o in cell.get("outputs", [])
+                            if not (o.get("data") and all(k.startswith(GLUE_MIME) for k in o["data"]))]
             cells.append(cell)
         elif cell.cell_type == "markdown":
             if tags & SKIP_TAGS:
