@@ -202,3 +202,13 @@ def test_link_glossary_makes_term_roles_and_skips_other_senses():
     assert done and text.endswith("注意力的{term}`分数`先做 softmax。")  # 标题和 logits 的“分数”都不链接
     assert module.convert_old_links("看[热力图](../appendix/glossary.md)", set(terms)) == "看{term}`热力图`"
     assert module.convert_old_links("每个词的[分数](../appendix/glossary.md)", set(terms)) == "每个词的分数"
+
+
+def test_link_glossary_moves_a_link_to_a_use_written_before_it():
+    import nbformat
+    module = tool("link_glossary")
+    cells = [nbformat.v4.new_markdown_cell(s) for s in
+             ("先提一句归纳头。", "第 2 层有一个{term}`归纳头`。", "归纳头再出现一次。")]
+    assert module.move_to_first_use(cells, "归纳头", [])
+    assert [c.source for c in cells] == ["先提一句{term}`归纳头`。", "第 2 层有一个归纳头。", "归纳头再出现一次。"]
+    assert not module.move_to_first_use(cells, "归纳头", [])  # already at the first use: nothing to do

@@ -10,7 +10,9 @@ a heading, math, code, a link or a role) becomes {term}`术语`, which Sphinx re
 itself. Older links ``[术语](../appendix/glossary.md)`` (to the top of the page) are turned into
 {term} roles first. Occurrences in another sense are skipped (``SKIP``): logits and the head
 metrics of chapter 13 are not attention scores (分数). The terms already linked are recorded in
-the notebook metadata ``attnbook.glossary``, so a second run changes nothing. Only Markdown cells
+the notebook metadata ``attnbook.glossary``, so a second run changes nothing (a term whose link an
+author removed stays unlinked). When text added later uses a linked term before its link, the link
+moves to that first use. Only Markdown cells
 change, so the stored outputs stay those of the last clean run.
 """
 from __future__ import annotations
@@ -62,18 +64,50 @@ def _other_sense(text: str, i: int, term: str) -> bool:
     return bool(pattern and pattern.search(text[max(0, i - 12):i]))
 
 
-def link_first(text: str, term: str, longer: list[str] = ()) -> tuple[str, bool]:
-    """Text with the first linkable occurrence of `term` made a {term} role, and whether it changed."""
+def first_plain(text: str, term: str, longer: list[str] = ()) -> int:
+    """Index of the first linkable plain occurrence of `term` in `text`, or -1."""
     protected = [m.span() for m in PROTECTED.finditer(text)]
     start = 0
     while True:
         i = text.find(term, start)
         if i < 0:
-            return text, False
+            return -1
         if (not any(a <= i < b for a, b in protected) and not _inside_longer(text, i, term, longer)
                 and not _other_sense(text, i, term)):
-            return text[:i] + "{term}`" + term + "`" + text[i + len(term):], True
+            return i
         start = i + len(term)
+
+
+def link_first(text: str, term: str, longer: list[str] = ()) -> tuple[str, bool]:
+    """Text with the first linkable occurrence of `term` made a {term} role, and whether it changed."""
+    i = first_plain(text, term, longer)
+    if i < 0:
+        return text, False
+    return text[:i] + "{term}`" + term + "`" + text[i + len(term):], True
+
+
+def _role(term: str) -> re.Pattern:
+    return re.compile(r"\{term\}`" + re.escape(term) + "`")
+
+
+def move_to_first_use(cells: list, term: str, longer: list[str]) -> bool:
+    """If a plain occurrence of `term` comes before its {term} role (text written after the link was
+    made), link that occurrence instead and make the later role plain text again."""
+    role = _role(term)
+    for cell in cells:
+        plain, linked = first_plain(cell.source, term, longer), role.search(cell.source)
+        if linked and (plain < 0 or linked.start() < plain):
+            return False  # the role already is the first use
+        if plain >= 0:
+            break
+    else:
+        return False
+    for later in cells:
+        if role.search(later.source):
+            later.source = role.sub(term, later.source, count=1)
+            break
+    cell.source, _ = link_first(cell.source, term, longer)
+    return True
 
 
 def convert_old_links(text: str, terms: set[str]) -> str:
@@ -100,13 +134,15 @@ def process(path: pathlib.Path, terms: list[str], *, write: bool = True) -> bool
             for m in re.finditer(r"\{term\}`([^`<]+)`", cell.source):
                 if m.group(1) in term_set and m.group(1) not in linked:
                     linked.append(m.group(1))
+    prose = [c for c in nb.cells[1:]  # not the title cell, nor the learning goals
+             if c.cell_type == "markdown" and "## 学习目标" not in c.source]
     for term in terms:
-        if term in linked:
-            continue
         longer = [w for w in terms if term in w and w != term]
-        for cell in nb.cells[1:]:  # not the title cell
-            if cell.cell_type != "markdown" or "## 学习目标" in cell.source:
-                continue
+        if term in linked:
+            if any(_role(term).search(c.source) for c in prose):
+                changed |= move_to_first_use(prose, term, longer)
+            continue
+        for cell in prose:
             new, done = link_first(cell.source, term, longer)
             if done:
                 cell.source, changed = new, True
