@@ -183,7 +183,7 @@ def split_heads_diagram(projected: Any, viewed: Any, heads: Any, *, tokens: Sequ
 
     def cell(x, y, value, head):
         ax.add_patch(Rectangle((x, -y - 1), 1, 1, facecolor=HEAD_COLORS[head], edgecolor="white", lw=1.2))
-        ax.text(x + 0.5, -y - 0.5, str(int(value)), ha="center", va="center", fontsize=7.5, color="white")
+        ax.text(x + 0.5, -y - 0.5, f"{value:g}", ha="center", va="center", fontsize=7.5, color="white")
 
     def row_labels(x, y0):
         for i, token in enumerate(tokens):
