@@ -151,9 +151,49 @@ def _page_context(app, pagename, templatename, context, doctree) -> None:
     ]
 
 
+# The notebook a reader downloads or opens in Colab/Binder is the reader edition (notebooks/, made
+# from chapters/ by tools/editions.py): plain Jupyter Markdown, numbers filled in, solutions closed.
+READER_EDITION = "notebooks"
+
+
+def _reader_edition_url(url: str, pagename: str) -> str:
+    source = f"{pagename}.ipynb"
+    url = re.sub(r"(/blob/[^/]+/)" + re.escape(source) + "$", rf"\g<1>{READER_EDITION}/{source}", url)
+    return url.replace(f"urlpath=lab/tree/{source}", f"urlpath=lab/tree/{READER_EDITION}/{source}")
+
+
+def _launch_buttons(app, pagename, templatename, context, doctree) -> None:
+    reader = Path(app.srcdir) / READER_EDITION / f"{pagename}.ipynb"
+    if not reader.exists():
+        return
+
+    def rewrite(buttons):
+        for button in buttons or []:
+            if isinstance(button, dict):
+                if isinstance(button.get("url"), str):
+                    button["url"] = _reader_edition_url(button["url"], pagename)
+                rewrite(button.get("buttons"))
+
+    rewrite(context.get("header_buttons"))
+
+
+def _reader_downloads(app, exception) -> None:
+    """The download button's .ipynb (_sources/<page>.ipynb) is the reader edition's copy."""
+    if exception is not None or app.builder.format != "html":
+        return
+    out = Path(app.outdir) / "_sources"
+    for docname in app.env.found_docs:
+        reader = Path(app.srcdir) / READER_EDITION / f"{docname}.ipynb"
+        target = out / f"{docname}.ipynb"
+        if reader.exists() and target.exists():
+            shutil.copy2(reader, target)
+
+
 def setup(app):
     app.connect("config-inited", _execution_mode)
     app.connect("html-page-context", _page_context)
+    app.connect("html-page-context", _launch_buttons, priority=520)  # after sphinx-book-theme's (501)
+    app.connect("build-finished", _reader_downloads)
     import slides_link  # _ext/slides_link.py: the “幻灯片” header button of chapter pages
 
     slides_link.setup(app)

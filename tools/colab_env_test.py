@@ -2,8 +2,8 @@
 
 1. A live kernel builds an ``attnbook.slider`` (ipywidgets 7.7 there), displays it, moves each
    control and checks that the image is redrawn; the static HTML of the same slider renders too.
-2. Every notebook of the book is executed top to bottom in a live kernel with ATTNBOOK_STATIC
-   unset (as in Colab). A first cell, added to the in-memory copy only, checks that the kernel
+2. Every notebook of the book, in the reader edition that Colab opens (notebooks/), is executed
+   top to bottom in a live kernel with ATTNBOOK_STATIC unset (as in Colab). A first cell, added to the in-memory copy only, checks that the kernel
    runs the versions of tests/colab-requirements.txt and the installed (non-editable) attnbook.
    Outputs are not compared and nothing is written back. An error output (outside cells tagged
    ``raises-exception``) or a missing-glyph warning fails; other warnings are listed.
@@ -73,7 +73,9 @@ def notebooks(root: pathlib.Path, names: list[str]) -> list[pathlib.Path]:
         return [(root / n).resolve() if not pathlib.Path(n).is_absolute() else pathlib.Path(n) for n in names]
     import runpy
 
-    return list(runpy.run_path(str(root / "tools" / "book.py"))["NOTEBOOKS"])  # the one list (tools/book.py)
+    # what a Colab reader opens: the reader edition (notebooks/) of every notebook in tools/book.py's list
+    sources = runpy.run_path(str(root / "tools" / "book.py"))["NOTEBOOKS"]
+    return [root / "notebooks" / path.relative_to(root) for path in sources]
 
 
 def run(nb, cwd: pathlib.Path) -> list[str]:
@@ -142,7 +144,7 @@ def main() -> int:
     for path in notebooks(root, args.notebooks):
         nb = nbformat.read(path, as_version=4)
         nb.cells.insert(0, nbformat.v4.new_code_cell(VERSION_CELL.format(want=want, root=str(root))))
-        rel = path.relative_to(root).as_posix()
+        rel = path.relative_to(root).as_posix().removeprefix("notebooks/")  # keyed by the source's path
         print(f"执行 {rel} …", end=" ", flush=True)
         t = time.perf_counter()
         problems = run(nb, path.parent)

@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import re
 
+from conftest import ROOT  # tests/site/conftest.py
+
 MAX_PAGE_BYTES = 3_000_000
 
 
@@ -53,8 +55,14 @@ def test_every_chapter_has_colab_and_download(site, pages):
         if not page.startswith("chapters/"):
             continue
         html = (site / page).read_text(encoding="utf-8")
-        assert "colab.research.google.com/github/" in html, page
-        assert ".ipynb" in html and "download" in html.lower(), page
+        # Colab, Binder and the download button give the reader edition (notebooks/), not the source
+        source = page.removesuffix(".html") + ".ipynb"
+        assert f"colab.research.google.com/github/attnbook/self-attention-zh/blob/main/notebooks/{source}" \
+            in html, page
+        assert f"urlpath=lab/tree/notebooks/{source}" in html, page
+        assert f"_sources/{source}" in html, page
+        downloaded = (site / "_sources" / source).read_bytes()
+        assert downloaded == (ROOT / "notebooks" / source).read_bytes(), f"{page}: 下载的不是读者版"
 
 
 def test_no_error_output_on_any_page(site, pages):

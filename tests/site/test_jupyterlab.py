@@ -1,0 +1,230 @@
+"""The notebook editions in their real client: the pinned JupyterLab, in headless Chromium.
+
+JupyterLab is started on 127.0.0.1 with a token, on copies of the reader edition (notebooks/, as
+committed) and the student edition (_build/student, ``make student``), so nothing is written into
+the repository. Every notebook of both editions is opened as a reader opens it, and what JupyterLab
+shows is checked:
+
+* its rendered Markdown holds no raw MyST (``{term}``, ``{glue``, ```` ```{ ````, ``:::{``);
+* no solution block is open (``<details open>``) and no solution code is visible (a visible code
+  cell whose answer is filled in, or a reference-solution cell);
+* the reader edition shows the numbers the prose is built around (ch04's 猫对猫 score) and its
+  typeset formulas.
+
+In the reader edition, ch05 is run in a live kernel (Run ▸ Run All Cells) and its d_k slider, now an
+ipywidget, redraws its figure when moved. Every off-host request is blocked and recorded.
+"""
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+import re
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT  # tests/site/conftest.py
+
+READER = ROOT / "notebooks"
+STUDENT = ROOT / "_build" / "student"
+RAW_MYST = re.compile(r"\{(?:term|glue:text|glue:md|glue|ref|doc|numref)\}|```\{|:::\{")
+FILLED_ANSWER = re.compile(r"^answer\s*=(?!\s*None\b)", re.M)
+
+
+def _notebooks(folder: pathlib.Path) -> list[str]:
+    return sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*.ipynb")
+                  if ".ipynb_checkpoints" not in p.parts)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def lab(tmp_path_factory):
+    """A JupyterLab server on loopback serving copies of both editions: (base URL, token)."""
+    if not _notebooks(READER):
+        pytest.fail("notebooks/ 里没有读者版笔记本：运行 python tools/editions.py reader")
+    if not _notebooks(STUDENT):
+        pytest.fail("_build/student 里没有学生版笔记本：运行 make student")
+    root = tmp_path_factory.mktemp("lab")
+    shutil.copytree(READER, root / "reader")
+    shutil.copytree(STUDENT, root / "student")
+    settings = root / ".settings"
+    # every cell rendered (JupyterLab 4 otherwise renders only the cells near the viewport)
+    tracker = settings / "@jupyterlab" / "notebook-extension" / "tracker.jupyterlab-settings"
+    tracker.parent.mkdir(parents=True)
+    tracker.write_text(json.dumps({"windowingMode": "none"}))
+    news = settings / "@jupyterlab" / "apputils-extension" / "notification.jupyterlab-settings"
+    news.parent.mkdir(parents=True)
+    news.write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
+    port, token = _free_port(), secrets.token_hex(16)
+    env = dict(os.environ, JUPYTERLAB_SETTINGS_DIR=str(settings), JUPYTER_CONFIG_DIR=str(root / ".config"),
+               JUPYTER_RUNTIME_DIR=str(root / ".runtime"), PYTHONWARNINGS="error:Glyph:UserWarning")
+    env.pop("ATTNBOOK_STATIC", None)  # a live kernel: sliders are ipywidgets, as in JupyterLab at home
+    log = open(root / "lab.log", "w")
+    server = subprocess.Popen(
+        [sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root", "--ip=127.0.0.1",
+         f"--port={port}", f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+         "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+         "--expose-app-in-browser", "--MappingKernelManager.cull_idle_timeout=0"],
+        cwd=root, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
+                break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                pytest.fail("JupyterLab 没有启动：\n" + (root / "lab.log").read_text()[-3000:])
+            time.sleep(0.5)
+    yield base, token
+    server.terminate()
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def lab_page(lab):
+    playwright = pytest.importorskip("playwright.sync_api")
+    base, _token = lab
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        page.attnbook_offsite = []
+
+        def block(route):
+            page.attnbook_offsite.append(route.request.url)
+            route.abort()
+
+        page.route(re.compile("^(?!" + re.escape(base) + "/|data:|blob:)"), block)
+        yield page
+        context.close()
+        browser.close()
+
+
+def open_notebook(page, lab, path: str) -> None:
+    """Open a notebook as a reader does; JupyterLab is loaded once, then each notebook replaces the last."""
+    base, token = lab
+    if not page.url.startswith(f"{base}/lab"):
+        page.goto(f"{base}/lab?token={token}&reset", wait_until="domcontentloaded")
+        page.wait_for_function("() => window.jupyterapp && window.jupyterapp.shell", timeout=60_000)
+        page.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
+    page.evaluate("async (path) => { const app = window.jupyterapp;"
+                  " for (const w of Array.from(app.shell.widgets('main'))) {"
+                  "   if (w.context) { w.context.model.dirty = false; } w.dispose(); }"
+                  " await app.serviceManager.sessions.shutdownAll();"
+                  " await app.commands.execute('docmanager:open', {path, factory: 'Notebook'}); }", path)
+    page.wait_for_selector(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook .jp-Cell", timeout=60_000)
+    # every Markdown cell rendered (a cell still being rendered has no .jp-RenderedMarkdown yet)
+    page.wait_for_function(
+        "() => { const p = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');"
+        " if (!p) return false; const md = p.querySelectorAll('.jp-MarkdownCell');"
+        " return md.length > 0 && [...md].every(c => c.querySelector('.jp-RenderedMarkdown')); }",
+        timeout=60_000)
+    page.wait_for_timeout(300)
+
+
+SEEN = """() => {
+  const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+  const md = [...panel.querySelectorAll('.jp-MarkdownCell .jp-RenderedMarkdown')];
+  const visible = el => !!(el.offsetWidth || el.offsetHeight || el.getClientRects().length);
+  const code = [...panel.querySelectorAll('.jp-CodeCell')].map(cell => {
+    const editor = cell.querySelector('.jp-InputArea-editor');
+    return editor && visible(editor) ? editor.innerText : null;
+  });
+  return {
+    markdown: md.map(m => m.innerText),
+    openDetails: panel.querySelectorAll('.jp-RenderedMarkdown details[open]').length,
+    details: panel.querySelectorAll('.jp-RenderedMarkdown details').length,
+    code: code,
+    math: panel.querySelectorAll('.jp-RenderedMarkdown mjx-container, .jp-RenderedMarkdown .MathJax').length,
+  };
+}"""
+
+
+def _check_edition(lab_page, lab, folder: str, names: list[str]) -> dict[str, dict]:
+    seen = {}
+    problems = []
+    for name in names:
+        open_notebook(lab_page, lab, f"{folder}/{name}")
+        state = lab_page.evaluate(SEEN)
+        seen[name] = state
+        raw = [m.group(0) for text in state["markdown"] for m in RAW_MYST.finditer(text)]
+        if raw:
+            problems.append(f"{folder}/{name}: 原样显示的 MyST {sorted(set(raw))}（{len(raw)} 处）")
+        if state["openDetails"]:
+            problems.append(f"{folder}/{name}: {state['openDetails']} 个解答块是展开的")
+        shown = [c for c in state["code"] if c is not None]
+        solutions = [c[:60] for c in shown if FILLED_ANSWER.search(c) or "参考解答" in c]
+        if solutions:
+            problems.append(f"{folder}/{name}: 看得见的解答代码 {solutions[:3]}")
+    assert not problems, "\n".join(problems)
+    return seen
+
+
+def test_reader_edition_in_jupyterlab(lab_page, lab):
+    names = _notebooks(READER)
+    seen = _check_edition(lab_page, lab, "reader", names)
+    ch04 = seen["chapters/04_cat_eats_fish.ipynb"]
+    text = "\n".join(ch04["markdown"])
+    assert re.search(r"猫对猫是[^。]*?=\s*0\.82", text), "ch04 的分数没有显示出来"
+    assert ch04["math"] > 10, "ch04 的公式没有排版"
+    # every exercise with a solution has it, closed
+    assert all(s["details"] >= 1 for n, s in seen.items() if n.startswith("chapters/")), \
+        {n: s["details"] for n, s in seen.items()}
+    assert not lab_page.attnbook_offsite, lab_page.attnbook_offsite[:5]
+
+
+def test_student_edition_in_jupyterlab(lab_page, lab):
+    names = _notebooks(STUDENT)
+    seen = _check_edition(lab_page, lab, "student", names)
+    for name, state in seen.items():
+        code = "\n".join(c for c in state["code"] if c is not None)
+        if name.startswith("chapters/"):
+            assert "answer = None" in code, f"{name}: 学生版里没有练习单元"
+    assert not lab_page.attnbook_offsite, lab_page.attnbook_offsite[:5]
+
+
+def test_reader_slider_redraws_in_a_live_kernel(lab_page, lab):
+    open_notebook(lab_page, lab, "reader/chapters/05_scaling.ipynb")
+    page = lab_page
+    page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook").click(position={"x": 5, "y": 5})
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name=re.compile(r"^Run All Cells")).click()
+    # a live slider: an ipywidgets SelectionSlider with its image
+    slider = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .widget-hslider, "
+                          ".jp-NotebookPanel:not(.lm-mod-hidden) .widget-slider").first
+    slider.wait_for(state="attached", timeout=240_000)
+    page.wait_for_function(
+        "() => { const p = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');"
+        " return p && p.querySelector('.jp-Notebook-ExecutionIndicator[data-status=\"idle\"], "
+        ".jp-Notebook') && ![...p.querySelectorAll('.jp-InputPrompt')]"
+        ".some(e => e.textContent.includes('*')); }", timeout=240_000)
+    box = slider.locator("xpath=ancestor::div[contains(@class,'widget-vbox')][1]")
+    image = box.locator("img").first
+    before = image.get_attribute("src")
+    handle = slider.locator(".noUi-handle, .ui-slider-handle, input").first
+    handle.focus()
+    handle.press("ArrowLeft")
+    handle.press("ArrowLeft")
+    page.wait_for_function("([el, old]) => el.getAttribute('src') !== old",
+                           arg=[image.element_handle(), before], timeout=60_000)
+    errors = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden) .jp-OutputArea-output[data-mime-type="
+                          "'application/vnd.jupyter.stderr']").all_inner_texts()
+    assert not [e for e in errors if "Error" in e], errors[:3]

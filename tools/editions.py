@@ -1,0 +1,217 @@
+"""The notebook editions of the book, generated from chapters/ (the one source).
+
+    python tools/editions.py reader             # notebooks/ (committed; make lab opens it)
+    python tools/editions.py student --out DIR  # the student edition (make student, the kit)
+    python tools/editions.py reader --check     # fails when notebooks/ is not what chapters/ gives
+
+* **reader edition** (``notebooks/chapters/…``, ``notebooks/appendix/…``): plain Jupyter Markdown
+  that JupyterLab, Jupyter Notebook, VS Code and Colab render without any extension (the MyST is
+  rendered by tools/myst_render.py: numbers from the glue records, terms as text, admonitions as
+  quotes, dropdowns as closed ``<details>``); the stored outputs are kept so the page reads before
+  anything runs. The reference-solution cells (``hide-cell``) are collapsed (JupyterLab's
+  ``jupyter.source_hidden``/``outputs_hidden``, Colab's form view with a ``#@title``) and their
+  outputs dropped; ``hide-input`` cells show only their output; ``remove-cell`` cells are left out.
+  The Colab and download buttons of the site point here.
+* **student edition**: the same text with no outputs and no solutions: reference-solution cells
+  and solution dropdowns removed, hints kept (closed); every exercise cell (``answer = None`` and
+  its ``attnbook.check``) stays.
+* **teacher's copy**: the source notebooks in chapters/, as they are.
+
+The folders mirror the source's (``chapters/``, ``appendix/``), so the links between notebooks
+stay as the chapters write them.
+"""
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import pathlib
+import posixpath
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import book  # noqa: E402  (tools/book.py: the notebook list)
+import myst_render  # noqa: E402
+
+ROOT = book.ROOT
+READER = ROOT / "notebooks"
+SOLUTION_TAGS = {"hide-cell"}
+REMOVE_TAGS = {"remove-cell"}
+NO_INPUT_TAGS = {"hide-input", "remove-input"}
+EDITION_TAGS = {"hide-cell", "hide-input", "remove-input", "remove-cell", "hide-output", "remove-output"}
+SOLUTION_TITLE = "#@title 参考解答（点击展开）"
+CODE_TITLE = "#@title 画图代码（点击展开）"
+HEADER = ("> 本笔记本由 `tools/editions.py` 从 `{source}` 生成（{edition}），请不要直接修改。"
+          "网页版、幻灯片和打印版见本书网站。")
+
+
+def read(path: pathlib.Path) -> dict:
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def write(path: pathlib.Path, nb: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(dumps(nb), encoding="utf-8")
+
+
+def dumps(nb: dict) -> str:
+    return json.dumps(nb, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
+
+
+def source_pages() -> list[pathlib.Path]:
+    return list(book.NOTEBOOKS)
+
+
+def book_context(pages: list[pathlib.Path]) -> myst_render.Book:
+    """Labels over every page; links to another notebook are relative (the folders mirror the source)."""
+    sources = {}
+    for path in pages:
+        nb = read(path)
+        sources[path.relative_to(ROOT).as_posix()] = [
+            "".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+
+    def link(here: str, page: str, anchor: str) -> str:
+        if page not in sources:  # the glossary and the teacher's guide have no notebook edition
+            raise myst_render.RenderError(f"{here} 链接到 {page}：这一页没有笔记本版")
+        return posixpath.relpath(page, posixpath.dirname(here))
+
+    return myst_render.Book(labels=myst_render.collect_labels(sources), link=link)
+
+
+def _text(cell: dict) -> str:
+    return "".join(cell["source"]) if isinstance(cell["source"], list) else cell["source"]
+
+
+def _lines(text: str) -> list[str]:
+    return text.splitlines(keepends=True)
+
+
+def _is_glue_record(output: dict) -> bool:
+    data = output.get("data") or {}
+    return bool(data) and all(k.startswith(myst_render.GLUE_MIME) for k in data)
+
+
+def make_edition(path: pathlib.Path, edition: str, ctx: myst_render.Book) -> dict:
+    """One notebook of the reader or student edition (a new dict; the source is not touched)."""
+    src = read(path)
+    page = path.relative_to(ROOT).as_posix()
+    glue = myst_render.glue_values(src)
+    nb = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    nb["metadata"] = {
+        "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+        "language_info": {"name": "python"},
+        "colab": {"provenance": [], "toc_visible": True},
+    }
+    cells = []
+    for index, cell in enumerate(src["cells"]):
+        tags = set(cell.get("metadata", {}).get("tags", []))
+        where = f"{page}，第 {index} 个单元"
+        if tags & REMOVE_TAGS:
+            continue
+        if cell["cell_type"] == "markdown":
+            rendered = myst_render.render_markdown(_text(cell), medium=edition, page=page, glue=glue,
+                                                   book=ctx, where=where)
+            if not rendered.text.strip():
+                continue
+            cells.append({"cell_type": "markdown", "metadata": {}, "source": _lines(rendered.text)})
+            continue
+        if cell["cell_type"] != "code":
+            continue
+        meta: dict = {}
+        keep_tags = sorted(tags - EDITION_TAGS)
+        if keep_tags:
+            meta["tags"] = keep_tags
+        source = _text(cell)
+        outputs = [o for o in cell.get("outputs", []) if not _is_glue_record(o)]
+        if tags & SOLUTION_TAGS:
+            if edition == "student":
+                continue
+            source = f"{SOLUTION_TITLE}\n{source}"
+            meta["cellView"] = "form"
+            meta["jupyter"] = {"source_hidden": True, "outputs_hidden": True}
+            outputs = []
+        elif tags & NO_INPUT_TAGS:
+            source = f"{CODE_TITLE}\n{source}"
+            meta["cellView"] = "form"
+            meta["jupyter"] = {"source_hidden": True}
+        if edition == "student":
+            outputs = []
+        new = {"cell_type": "code", "metadata": meta, "source": _lines(source), "outputs": [],
+               "execution_count": None}
+        if edition == "reader":
+            new["outputs"] = [_clean_output(o) for o in outputs]
+            new["execution_count"] = cell.get("execution_count")  # one run from the top, as stored
+        cells.append(new)
+    # where the notebook came from, under the title
+    note = HEADER.format(source=page, edition={"reader": "读者版", "student": "学生版（无输出、无解答）"}[edition])
+    cells.insert(1, {"cell_type": "markdown", "metadata": {}, "source": _lines(note)})
+    for n, cell in enumerate(cells):
+        cell["id"] = f"{edition[0]}{n:03d}"
+    nb["cells"] = cells
+    return nb
+
+
+def _clean_output(output: dict) -> dict:
+    output = copy.deepcopy(output)
+    if output.get("output_type") == "execute_result":
+        output["execution_count"] = output.get("execution_count")
+    return output
+
+
+def edition_paths(out: pathlib.Path) -> dict[pathlib.Path, pathlib.Path]:
+    return {path: out / path.relative_to(ROOT) for path in source_pages()}
+
+
+def build(edition: str, out: pathlib.Path) -> list[pathlib.Path]:
+    ctx = book_context(source_pages())
+    written = []
+    for path, target in edition_paths(out).items():
+        write(target, make_edition(path, edition, ctx))
+        written.append(target)
+    return written
+
+
+def check_reader() -> list[str]:
+    """Differences between the committed reader edition and what chapters/ gives now."""
+    ctx = book_context(source_pages())
+    problems = []
+    expected = {target: dumps(make_edition(path, "reader", ctx))
+                for path, target in edition_paths(READER).items()}
+    for target, text in expected.items():
+        if not target.exists():
+            problems.append(f"{target.relative_to(ROOT)} 不存在")
+        elif target.read_text(encoding="utf-8") != text:
+            problems.append(f"{target.relative_to(ROOT)} 与 {target.relative_to(READER)} 的源文件不一致")
+    for extra in sorted(READER.rglob("*.ipynb")):
+        if extra not in expected and ".ipynb_checkpoints" not in extra.parts:
+            problems.append(f"{extra.relative_to(ROOT)} 没有对应的源文件")
+    return problems
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description="由 chapters/ 生成读者版或学生版笔记本")
+    parser.add_argument("edition", choices=["reader", "student"])
+    parser.add_argument("--out", type=pathlib.Path, default=None,
+                        help="输出文件夹（读者版默认 notebooks/，学生版默认 _build/student/）")
+    parser.add_argument("--check", action="store_true", help="只检查 notebooks/ 是否与源文件一致")
+    args = parser.parse_args()
+    try:
+        if args.check:
+            problems = check_reader()
+            for problem in problems:
+                print(problem, file=sys.stderr)
+            if problems:
+                print("运行 python tools/editions.py reader 重新生成读者版", file=sys.stderr)
+            return 1 if problems else 0
+        out = args.out or (READER if args.edition == "reader" else ROOT / "_build" / "student")
+        written = build(args.edition, out)
+    except myst_render.RenderError as error:
+        print(f"错误：{error}", file=sys.stderr)
+        return 1
+    print(f"{len(written)} 个笔记本 → {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
