@@ -144,6 +144,10 @@ def test_reader_edition_closes_the_solutions_and_keeps_the_outputs():
             assert cell["metadata"]["cellView"] == "form" and cell["outputs"] == []
             assert cell["metadata"]["jupyter"]["outputs_hidden"] is True
         assert "<details open" not in _markdown(nb)
+        # a precomputed slider (JS that an untrusted notebook does not run) is its default frame
+        html = json.dumps([c.get("outputs", []) for c in nb["cells"]], ensure_ascii=False)
+        sliders = json.dumps([c.get("outputs", []) for c in src["cells"]]).count('class=\\"attnbook-slider\\"')
+        assert "attnbook-slider" not in html and html.count("运行本笔记本后，这里是可以拖动的滑块") == sliders, source
         kept = sum(bool(c.get("outputs")) for c in nb["cells"] if c["cell_type"] == "code")
         assert kept >= 0.5 * sum(bool(c.get("outputs")) for c in src["cells"] if c["cell_type"] == "code"), source
 

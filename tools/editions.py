@@ -27,6 +27,7 @@ import copy
 import json
 import pathlib
 import posixpath
+import re
 import sys
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
@@ -152,10 +153,30 @@ def make_edition(path: pathlib.Path, edition: str, ctx: myst_render.Book) -> dic
     return nb
 
 
+SLIDER_FRAME = re.compile(r'<img data-frame="[^"]*" alt="([^"]*)" style="display:block;[^"]*" src="([^"]+)"')
+
+
 def _clean_output(output: dict) -> dict:
+    """A stored output as the reader edition keeps it.
+
+    A precomputed slider (attnbook.slider in static mode: every frame plus inline JS) becomes its
+    default frame with a caption: a notebook opened before it is run is untrusted, so JupyterLab
+    and Colab run none of its JS, and would show the frames' print captions around one picture.
+    Run, the cell draws the live ipywidgets slider instead.
+    """
     output = copy.deepcopy(output)
-    if output.get("output_type") == "execute_result":
-        output["execution_count"] = output.get("execution_count")
+    html_text = "".join(output.get("data", {}).get("text/html", ""))
+    if 'class="attnbook-slider"' in html_text:
+        frame = SLIDER_FRAME.search(html_text)
+        if frame is None:
+            raise myst_render.RenderError("滑块的输出里找不到初始帧（attnbook/sliders.py 的格式变了？）")
+        alt, src = frame.groups()
+        output["data"] = {
+            "text/html": (f'<figure style="margin:0"><img src="{src}" alt="{alt}" style="max-width:100%">'
+                          f"<figcaption>静态图：{alt.split('（', 1)[-1].rstrip('）')}。"
+                          "运行本笔记本后，这里是可以拖动的滑块。</figcaption></figure>"),
+            "text/plain": "".join(output["data"].get("text/plain", "")),
+        }
     return output
 
 
