@@ -9,8 +9,11 @@ that the browser tests drive loads it from a local server with every off-site re
 waits for MathJax to typeset, and prints it (A4, page numbers in the footer, PDF bookmarks from
 the headings). ``_static/attnbook.css`` holds the print styles: the book's OFL font
 (AttnBook Sans SC, served in _static/fonts/) for Chinese, code that wraps, no site chrome; each
-slider prints as a grid of its labelled key frames (attnbook/sliders.py). Each chapter starts
-on a new page; the printed table of contents is the book's own (intro.md's ``tableofcontents``).
+slider prints as a grid of its labelled key frames (attnbook/sliders.py). Nothing made for a
+screen prints (PREPARE below): a reference solution prints in place, labelled “参考解答（练习
+NN-N）”, a dropdown open under its title, a hide-input cell as its output alone; no toggle bar,
+button or chevron. Each chapter starts on a new page; the printed table of contents is the book's
+own (intro.md's ``tableofcontents``).
 
 Why Chromium and not Sphinx's LaTeX builder (xelatex): the Chromium is already installed for the
 browser tests; it prints exactly what the site shows (MathJax, the HTML outputs such as tables and
@@ -43,8 +46,19 @@ FOOTER = ('<div style="width:100%;font-size:8px;color:#555;text-align:center;">'
 HEADER = "<div></div>"  # header and footer cannot use the page's web fonts: digits only
 
 # Runs in the page before printing: each chapter (each document after the front page) starts on
-# a new page; hidden code cells stay closed; lazy images load.
-PREPARE = """() => {
+# a new page; lazy images load; and nothing that only works on a screen is printed (issue 22):
+# - a reference solution (a ``hide-cell`` code cell that calls ``attnbook.check(``) prints open, in
+#   place, as a block labelled “参考解答（练习 NN-N）”: its code, then the checker's verdict. In place
+#   and not in an appendix, because the exercise's dropdown just above it introduces it (“下面折叠
+#   的代码用循环直接数”), and a reader checks an answer where the exercise is;
+# - any other ``hide-cell`` cell prints the same way, labelled after its exercise (“解答演示（练习
+#   NN-N）”); a ``hide-input`` cell prints only its output (the figure);
+# - a dropdown (“练习 NN-N 的提示与解答”) prints open, its title a plain bold label; a bare title
+#   (“解答”, “提示”) gets its exercise's number, since on paper there is no bar beside the exercise;
+# - every other ``<details>`` in the text prints open with its summary as a label.
+# The script returns what it did; print_pdf fails if a ``<details>`` or ``<summary>`` is left.
+# The print styles of the labelled blocks: _static/attnbook.css (@media print).
+PREPARE = r"""() => {
   document.querySelectorAll('span[id^="document-"]').forEach(span => {
     const section = span.nextElementSibling;
     if (section) { section.classList.add('attnbook-chapter'); }
@@ -52,6 +66,61 @@ PREPARE = """() => {
   document.querySelectorAll('img[loading="lazy"]').forEach(img => img.loading = 'eager');
   document.documentElement.dataset.theme = 'light';
   document.title = %r;
+
+  const done = {solutions: 0, demos: 0, hiddenInputs: 0, dropdowns: 0, other: 0};
+  const label = text => {
+    const p = document.createElement('p');
+    p.className = 'attnbook-print-label';
+    p.textContent = text;
+    return p;
+  };
+  // <details> -> <div class=cls>: the title as a label, then the contents, open; no <summary>.
+  const unfold = (details, cls, title, contents) => {
+    const box = document.createElement('div');
+    box.className = cls;
+    if (title) { box.append(label(title)); }
+    box.append(...[...(contents || details).childNodes].filter(n => n.nodeName !== 'SUMMARY'));
+    details.replaceWith(box);
+  };
+  const checked = el => [...el.textContent.matchAll(/attnbook\.check\(\s*["'](\d{2}-\d+)["']/g)]
+    .map(m => m[1]);
+  const span = ids => ids.length > 2 ? `${ids[0]} 到 ${ids[ids.length - 1]}` : ids.join('、');
+  let exercise = null;  // the exercise whose text precedes, within the current section
+  const article = document.querySelector('.bd-article') || document.body;
+  for (const el of article.querySelectorAll('h1, h2, strong, details')) {
+    if (el.tagName === 'H1' || el.tagName === 'H2') { exercise = null; continue; }
+    if (el.tagName === 'STRONG') {
+      const m = el.textContent.match(/^\s*练习\s*(\d{2}-\d+)/);
+      if (m) { exercise = m[1]; }
+      continue;
+    }
+    if (!el.isConnected) { continue; }
+    const summary = el.querySelector(':scope > summary');
+    const cell = el.closest('div.cell');
+    if (el.classList.contains('sd-dropdown')) {
+      const text = summary.querySelector('.sd-summary-text');
+      let title = (text || summary).textContent.trim();
+      if (!title.includes('练习') && exercise) { title = `练习 ${exercise} 的${title}`; }
+      const body = el.querySelector(':scope > .sd-summary-content');
+      unfold(el, 'attnbook-print-dropdown', title, body);
+      done.dropdowns += 1;
+    } else if (cell && el.classList.contains('hide') && cell.classList.contains('tag_hide-input')) {
+      el.remove();
+      done.hiddenInputs += 1;
+    } else if (cell && el.classList.contains('hide') && cell.classList.contains('tag_hide-cell')) {
+      const ids = checked(el);
+      const title = ids.length ? `参考解答（练习 ${span(ids)}）`
+        : exercise ? `解答演示（练习 ${exercise}）` : '代码';
+      unfold(el, 'attnbook-print-solution', title);
+      done[ids.length ? 'solutions' : 'demos'] += 1;
+    } else {  // hide-output, or a <details> written in the text: open, summary as the label
+      unfold(el, 'attnbook-print-dropdown',
+             el.classList.contains('hide') || !summary ? '' : summary.textContent.trim());
+      done.other += 1;
+    }
+  }
+  done.left = article.querySelectorAll('details, summary').length;
+  return done;
 }""" % TITLE
 
 
@@ -83,7 +152,12 @@ def print_pdf(single: pathlib.Path = SINGLE, out: pathlib.Path = OUT) -> pathlib
                        else r.abort())
             page.emulate_media(media="print")
             page.goto(f"{base}/intro.html", wait_until="load", timeout=120_000)
-            page.evaluate(PREPARE)
+            done = page.evaluate(PREPARE)
+            if done["left"]:
+                raise SystemExit(f"PDF 里还剩 {done['left']} 个折叠块（details/summary）：改 PREPARE")
+            sys.stdout.write(f"展开：参考解答 {done['solutions']} 个，其他折叠单元 {done['demos']} 个，"
+                             f"下拉框 {done['dropdowns']} 个，其他 {done['other']} 个；"
+                             f"只印输出的 hide-input 单元 {done['hiddenInputs']} 个\n")
             page.wait_for_function("() => !window.MathJax || (MathJax.startup && MathJax.startup.promise)",
                                    timeout=60_000)
             page.evaluate("() => window.MathJax ? MathJax.startup.promise : null")

@@ -2,10 +2,14 @@
 
 Chromium prints the single-page build (tools/make_pdf.py). Checked here: every chapter's title,
 extractable Chinese text, every font embedded, no missing glyph (every character of the text is in
-a font the PDF embeds), the size, and that sliders print as labelled key frames.
+a font the PDF embeds), the size, that sliders print as labelled key frames, and that nothing made
+for a screen prints (issue 22): no toggle, launch, download or navigation text; every reference
+solution prints as a labelled block with its code, every dropdown open under its title, and a
+hide-input cell only as its output.
 """
 from __future__ import annotations
 
+import collections
 import json
 import pathlib
 import re
@@ -153,3 +157,124 @@ def test_sliders_print_as_labelled_key_frames(text):
         assert min(3, n_frames) <= n_keys <= 6, (n_frames, n_keys)
     captions = re.findall(r'<figcaption class="attnbook-caption">([^<]+)</figcaption>', singlehtml)
     assert captions and all(_squash(c.split("，")[0]) in _squash(text) for c in captions[:20])
+
+
+# Text of the screen's controls, none of which may print. The first two are what the PDF printed
+# before issue 22 (70 toggle bars over hidden code cells); the rest are the site's buttons, links
+# and tooltips (sphinx-book-theme, myst-nb, sphinx-copybutton, in Chinese and English).
+# Not listed because the prose uses them: 目录, 复制, 搜索, Colab, Binder, 幻灯片.
+SCREEN_UI = [
+    "显示代码单元", "显示代码", "隐藏代码单元", "隐藏代码", "显示输出", "隐藏输出", "▶", "▸", "►",
+    "回到顶部", "Ctrl+K", "Launch on", "在线运行", "源代码仓库", "源码库", "Repository", "Open issue",
+    "创建议题", "下载此页面", "下载源文件", "列印成 PDF", "全屏模式", "方向键翻页，S 键看讲者备注",
+    "颜色模式", "Toggle primary sidebar", "Toggle secondary sidebar", "网页导航", "当前页面",
+    "复制到剪贴板", "已复制", "Copy to clipboard", "Copied!", "上一页", "下一页",
+]
+
+
+def test_no_screen_ui(text):
+    flat = _squash(text)
+    found = {ui: flat.count(_squash(ui)) for ui in SCREEN_UI if _squash(ui) in flat}
+    assert not found, f"PDF 里印出了只在屏幕上有用的控件文字：{found}"
+
+
+def _code_cells() -> list[tuple[str, list[str], str]]:
+    """(notebook, tags, source) of every code cell of the chapters and the appendix notebooks."""
+    cells = []
+    for path in sorted(ROOT.glob("chapters/*.ipynb")) + sorted(ROOT.glob("appendix/*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] == "code":
+                tags = cell.get("metadata", {}).get("tags", [])
+                cells.append((path.name, tags, "".join(cell["source"])))
+    return cells
+
+
+def _solution_label(ids: list[str]) -> str:
+    """make_pdf.py's label: “参考解答（练习 09-3 到 09-7）” for a cell that checks several."""
+    return "参考解答（练习 " + (f"{ids[0]} 到 {ids[-1]}" if len(ids) > 2 else "、".join(ids)) + "）"
+
+
+def test_every_reference_solution_prints_labelled(text):
+    """Each hide-cell cell that calls attnbook.check prints once as “参考解答（练习 NN-N）”."""
+    solutions = [re.findall(r"""attnbook\.check\(\s*["'](\d{2}-\d+)["']""", source)
+                 for _, tags, source in _code_cells() if "hide-cell" in tags]
+    solutions = [ids for ids in solutions if ids]
+    assert len(solutions) >= 40
+    flat = _squash(text)
+    assert flat.count("参考解答（练习") == len(solutions)
+    for ids in solutions:
+        assert flat.count(_squash(_solution_label(ids))) == 1, _solution_label(ids)
+
+
+def _unique_code_line(source: str, counts: collections.Counter) -> str | None:
+    """The cell's longest line of plain code that no other code cell has, whitespace removed
+    (pdftotext can move comments, printed in another font, out of their line)."""
+    lines = [_squash(line) for line in source.splitlines() if line.isascii() and "#" not in line
+             and counts[_squash(line)] == 1 and len(_squash(line)) >= 12]
+    return max(lines, key=len, default=None)
+
+
+def test_hidden_code_prints_by_kind(text):
+    """A hide-cell cell prints its code (the solution); a hide-input cell only its output."""
+    cells = _code_cells()
+    counts = collections.Counter(_squash(line) for _, _, source in cells
+                                 for line in set(source.splitlines()))
+    flat = _squash(text)
+    shown = [(name, line) for name, tags, source in cells if "hide-cell" in tags
+             if (line := _unique_code_line(source, counts))]
+    hidden = [(name, line) for name, tags, source in cells if "hide-input" in tags
+              if (line := _unique_code_line(source, counts))]
+    assert len(shown) >= 30 and len(hidden) >= 15, (len(shown), len(hidden))
+    assert not [(n, line) for n, line in shown if line not in flat], "参考解答的代码没有印出来"
+    assert not [(n, line) for n, line in hidden if line in flat], "hide-input 单元的代码印出来了"
+
+
+def _dropdowns() -> list[str]:
+    """The label each {dropdown} of the book's pages prints under, in make_pdf.py's words: its
+    title, or “练习 NN-N 的<title>” when the title does not name the exercise above it."""
+    labels = []
+    toc = (ROOT / "_toc.yml").read_text(encoding="utf-8")
+    for stem in ["intro"] + re.findall(r"- file: (\S+)", toc):
+        path = next(p for p in (ROOT / f"{stem}.ipynb", ROOT / f"{stem}.md") if p.exists())
+        if path.suffix == ".ipynb":
+            cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+            source = "\n".join("".join(c["source"]) for c in cells if c["cell_type"] == "markdown")
+        else:
+            source = path.read_text(encoding="utf-8")
+        exercise = None
+        for line in source.splitlines():
+            if re.match(r"#{1,2} ", line):
+                exercise = None
+            if m := re.match(r"\*\*练习\s*(\d{2}-\d+)", line):
+                exercise = m.group(1)
+            if m := re.match(r"(?:`{3,}|:{3,})\{dropdown\}\s*(.*)$", line):
+                title = m.group(1).strip()
+                labels.append(title if "练习" in title or not exercise else f"练习 {exercise} 的{title}")
+    return labels
+
+
+def test_every_dropdown_prints_open_under_its_title(text):
+    labels = _dropdowns()
+    assert len(labels) >= 60
+    flat = _squash(text)
+    # on the site a title sits on a bar and the text under it is folded; in print both show
+    printed = re.findall(r"练习\d{2}-\d+(?:到\d{2}-\d+)?的(?:提示与解答|解答|提示)", flat)
+    assert len(printed) == len(labels), (len(printed), len(labels))
+    assert collections.Counter(printed) == collections.Counter(_squash(lab) for lab in labels)
+    # the text under the first title printed (it was folded away before issue 22)
+    assert "窗口是前" in flat.split(_squash(labels[0]), 1)[1][:200]
+
+
+def test_solution_page_is_not_blank(pdf, text):
+    """The page with the first reference solution, rendered: ink on it, not an empty page."""
+    if shutil.which("pdftoppm") is None:
+        pytest.skip("没有 poppler-utils 的 pdftoppm")
+    page = text[:text.index("参考解答（练习")].count("\f") + 1
+    pgm = subprocess.run(["pdftoppm", "-r", "30", "-gray", "-f", str(page), "-l", str(page),
+                          str(pdf)], check=True, capture_output=True).stdout
+    # binary PGM: "P5\n<w> <h>\n255\n" then one byte per pixel
+    header = re.match(rb"P5\s+(\d+)\s+(\d+)\s+255\s", pgm)
+    pixels = pgm[header.end():]
+    assert len(pixels) == int(header.group(1)) * int(header.group(2))
+    ink = sum(1 for value in pixels if value < 128) / len(pixels)
+    assert ink > 0.01, f"第 {page} 页几乎是空白（墨迹 {ink:.2%}）"
