@@ -1,34 +1,78 @@
-"""Chapter 09's 找 bug exercises (09-3 … 09-7): five small attention functions with a masking bug.
+"""Chapter 09's 找 bug exercises (09-3 … 09-7): five small attention functions, each with one masking bug.
 
 Each bug has the shape of one that public code really shipped (the chapter cites the reports). The
-reader's fix is judged by **behaviour**, never by its text. The task every function must solve:
+reader's fix is judged by **behaviour**, never by its text. The task every function must solve
+(the contract; the judge never calls the function with anything else):
 
-    attention(Q, K, V, lengths) -> out
-    Q, K, V: [batch, num_heads, seq_len, d_k]; lengths: [batch] (long). The batch is LEFT-padded:
-    the last lengths[b] positions of sentence b are real tokens. Causal self-attention over the real
-    tokens; a query with no visible key (a padding position in front) outputs 0, as
-    F.scaled_dot_product_attention does (torch >= 2.5).
+    attention(Q, K, V, lengths) -> out        (or (out, attn_weights))
+    Q, K, V: [batch, num_heads, seq_len, d_k], the same shape, float32; lengths: [batch] (long),
+    1 <= lengths[b] <= seq_len. The batch is LEFT-padded: the last lengths[b] positions of sentence b
+    are real tokens. Causal self-attention over the real tokens, scores scaled by 1/sqrt(d_k); a
+    query with no visible key (a padding position in front) outputs 0, as
+    F.scaled_dot_product_attention does with a boolean mask (torch >= 2.5).
 
-The judge runs four behavioural checks and reports every symptom it sees, in Chinese:
-1. no future leakage: changing the token at position t leaves the outputs at positions < t unchanged;
-2. padded keys get zero weight (weights are read by the V = identity trick of chapter 09);
-3. every real query's weights sum to 1, and a fully masked query row outputs 0 (not NaN, not uniform);
-4. the result equals F.scaled_dot_product_attention with the right boolean mask.
+Every exercise has its own judge. It checks first **the property that its bug breaks**, then the
+correctness every fix shares, and says which is which, in Chinese:
+
+* ① 09-3 polarity: each real token's weights fall exactly on the keys it may see (itself and the
+  real tokens before it); blocked keys (the future, padding) get none;
+* ② 09-4 padding: padding keys get no weight, and changing the padding positions' Q, K, V leaves the
+  real tokens' outputs unchanged;
+* ③ 09-5 scale: the weights are softmax(q·k / sqrt(d_k)) with d_k = Q.size(-1), measured on inputs
+  with different num_heads and d_k (so dividing by sqrt(d_model), by d_k or by a constant is caught);
+* ④ 09-6 diagonal: every real token sees itself;
+* ⑤ 09-7 fully masked queries: they output 0 (not NaN, not uniform), and a backward pass with the
+  loss over real tokens only gives finite gradients for Q, K and V (the lesson of the chapter).
+
+Shared correctness: no future leak (weights and a perturbation of every position), no weight on
+padding keys, rows of real tokens sum to 1, outputs and gradients equal the reference on three
+input shapes, inputs left unchanged (no in-place edits). The weights are read with the V = I trick
+of chapter 09, in a form that keeps the contract: V = eye(seq_len, d_k) with d_k >= seq_len.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
 
 from ..book import causal_mask
+from ._answers import show
 from ._core import Expected, exercise
 
-BATCH, NUM_HEADS, SEQ_LEN, D_K = 3, 2, 6, 4
-LENGTHS = (6, 4, 1)
-PROBE_T = 4  # the position whose token the leak test changes
+
+@dataclass(frozen=True)
+class Probe:
+    """One input the judge feeds to the reader's function (always within the contract)."""
+
+    batch: int
+    num_heads: int
+    seq_len: int
+    d_k: int
+    lengths: tuple[int, ...]
+    seed: int
+
+    def inputs(self) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+        g = torch.Generator().manual_seed(self.seed)
+        shape = (self.batch, self.num_heads, self.seq_len, self.d_k)
+        Q, K, V = (torch.randn(shape, generator=g) for _ in range(3))
+        return Q, K, V, torch.tensor(self.lengths)
+
+    def words(self) -> str:
+        return (f"batch = {self.batch}、num_heads = {self.num_heads}、seq_len = {self.seq_len}、d_k = {self.d_k}、"
+                f"lengths = {list(self.lengths)}")
+
+
+#: The inputs of the judge. The first two have d_k >= seq_len, so that V = eye(seq_len, d_k) reads the
+#: weights; the last has d_k < seq_len (a function that confuses the two dimensions fails there).
+PROBES = (
+    Probe(batch=3, num_heads=2, seq_len=6, d_k=8, lengths=(6, 4, 1), seed=0),
+    Probe(batch=2, num_heads=3, seq_len=5, d_k=7, lengths=(5, 2), seed=1),
+    Probe(batch=2, num_heads=1, seq_len=7, d_k=3, lengths=(7, 3), seed=2),
+)
+TOL = 1e-4  # float32 outputs against a float64 reference
 
 
 def _real(lengths: torch.Tensor, seq_len: int) -> torch.Tensor:
@@ -46,98 +90,6 @@ def reference(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, lengths: torch.
     return F.scaled_dot_product_attention(Q, K, V, attn_mask=_keep(lengths, Q.size(-2)))
 
 
-def _inputs(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
-    g = torch.Generator().manual_seed(seed)
-    shape = (BATCH, NUM_HEADS, SEQ_LEN, D_K)
-    Q, K, V = (torch.randn(shape, generator=g) for _ in range(3))
-    return Q, K, V, torch.tensor(LENGTHS)
-
-
-def _run(fn: Callable, *args: torch.Tensor) -> torch.Tensor:
-    with torch.no_grad():
-        out = fn(*args)
-    if isinstance(out, tuple):  # (out, attn_weights) is fine too
-        out = out[0]
-    return out
-
-
-def judge(fn: Any) -> tuple[bool, str]:
-    """Judge a fix by behaviour; return (ok, Chinese feedback naming every symptom)."""
-    if not callable(fn):
-        return False, f"答案应是一个函数 attention(Q, K, V, lengths)，收到的是 {type(fn).__name__}。"
-    Q, K, V, lengths = _inputs()
-    try:
-        out = _run(fn, Q, K, V, lengths)
-    except Exception as error:  # the reader's code may fail in any way
-        return False, f"函数运行时报错 {type(error).__name__}：{str(error).splitlines()[0][:200]}"
-    if not isinstance(out, torch.Tensor) or tuple(out.shape) != tuple(V.shape):
-        got = tuple(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__
-        return False, f"输出的形状应为 {tuple(V.shape)}（[batch, num_heads, seq_len, d_k]），收到 {got}。"
-
-    real = _real(lengths, SEQ_LEN)  # [batch, seq_len]
-    dead = ~_keep(lengths, SEQ_LEN).any(-1)[:, 0]  # [batch, seq_len]：一个键都不该看的查询（左侧填充位）
-    symptoms = []
-
-    # 1. 未来泄漏：改动位置 PROBE_T 的 Q、K、V，前面位置的输出不该变
-    Q2, K2, V2 = Q.clone(), K.clone(), V.clone()
-    g = torch.Generator().manual_seed(1)
-    for t in (Q2, K2, V2):
-        t[:, :, PROBE_T] = torch.randn(t[:, :, PROBE_T].shape, generator=g)
-    out2 = _run(fn, Q2, K2, V2, lengths)
-    diff = (out2 - out)[:, :, :PROBE_T].nan_to_num(0.0).abs()  # [batch, num_heads, PROBE_T, d_k]
-    live_q = ~dead[:, None, :PROBE_T, None]  # 真实词作为查询
-    change_live = (diff * live_q).max().item()
-    change_dead = (diff * ~live_q).max().item()
-    if change_live > 1e-5:
-        symptoms.append(f"未来泄漏：改动第 {PROBE_T} 个位置的词，位置 0–{PROBE_T - 1} 的输出跟着变了（最多变了 {change_live:.2g}）；"
-                        "因果掩码没起作用，或者极性反了。")
-    elif change_dead > 1e-5:
-        symptoms.append(f"未来泄漏只出现在整行被遮的查询（左侧填充位）上（最多变了 {change_dead:.2g}）：它们把权重平均分给了"
-                        "所有键，包括未来的词；因果掩码本身没错，要把这些行置 0。")
-
-    # 2–3. 用 V = 单位矩阵读出实际的权重（第 9 章真值表的窍门）
-    eye = torch.eye(SEQ_LEN).expand(BATCH, NUM_HEADS, SEQ_LEN, SEQ_LEN)
-    W = _run(fn, Q, K, eye, lengths)  # [batch, num_heads, seq_len_q, seq_len_k]
-    live_rows = ~dead[:, None, :].expand(BATCH, NUM_HEADS, SEQ_LEN)
-    nan_live = W.isnan().any(-1) & live_rows
-    if nan_live.any():
-        symptoms.append("有真实的词输出 NaN：它本该至少能看见自己，检查掩码是否把对角线也遮了。")
-    W0 = W.nan_to_num(0.0)
-    pad_weight = W0.masked_fill(real[:, None, None, :], 0.0).sum(-1)  # 每行落在填充键上的权重
-    worst_pad = (pad_weight * live_rows).max().item()
-    if worst_pad > 1e-5:
-        symptoms.append(f"填充位（键）分到了权重（一行里最多 {worst_pad:.0%}）：填充掩码没有用上，或者用在了查询（行）上。")
-    sums = W0.sum(-1)[live_rows]
-    if not nan_live.any() and (sums - 1).abs().max().item() > 1e-4:
-        symptoms.append(f"有的真实词权重之和不是 1（最小 {sums.min().item():.2g}）：它该看的键被多遮了"
-                        "（例如对角线：每个词都应当看得见自己）。")
-    dead_rows = dead[:, None, :].expand(BATCH, NUM_HEADS, SEQ_LEN)
-    W_dead = W[dead_rows]  # [n_dead, seq_len]
-    if W_dead.numel():
-        if W_dead.isnan().any():
-            symptoms.append("整行被遮的查询（左侧的填充位）输出了 NaN：softmax 面对一整行 −inf。"
-                            "NaN 会传到下一层和梯度里；应把这些行置 0（torch.where），或者用 SDPA。")
-        elif (W_dead - 1 / SEQ_LEN).abs().max().item() < 1e-5:
-            symptoms.append("整行被遮的查询（左侧的填充位）把权重平均分给了所有键（−1e9 或有限大负数的后果），"
-                            "于是它们看了本该屏蔽的位置；应把这些行置 0。")
-        elif W_dead.abs().max().item() > 1e-6:
-            symptoms.append("整行被遮的查询（左侧的填充位）应当输出 0（与 SDPA 相同），你的输出不是 0。")
-
-    # 4. 与 SDPA 一致
-    if not symptoms:
-        ref = reference(Q, K, V, lengths)
-        diff = (out - ref).abs().max().item()
-        if diff > 1e-4:
-            W_ref = reference(Q, K, eye, lengths)
-            peak, peak_ref = W0[live_rows].max(-1).values.mean(), W_ref[live_rows].max(-1).values.mean()
-            shape = "更平" if peak < peak_ref else "更尖"
-            symptoms.append(f"掩码的行为都对，但输出与 F.scaled_dot_product_attention 相差 {diff:.2g}，"
-                            f"权重比参考{shape}：检查缩放——应除以 √d_k，d_k 是每个头的维度 Q.size(-1)。")
-    if symptoms:
-        return False, "\n  - " + "\n  - ".join(symptoms)
-    return True, "四项行为检查都通过：不看未来、不看填充位、每行和为 1（整行被遮的行为 0）、与 SDPA 一致。"
-
-
 def fixed(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
     """A correct function written out (the model answer of every bug)."""
     seq_len, d_k = Q.size(-2), Q.size(-1)
@@ -146,6 +98,348 @@ def fixed(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, lengths: torch.Tens
     weights = torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-1)
     weights = torch.where(keep.any(-1, keepdim=True), weights, 0.0)
     return weights @ V
+
+
+def _weights64(Q: torch.Tensor, K: torch.Tensor, lengths: torch.Tensor) -> torch.Tensor:
+    """Reference weights in float64, [batch, num_heads, seq_len, seq_len] (fully masked rows 0)."""
+    Q, K = Q.double(), K.double()
+    keep = _keep(lengths, Q.size(-2))
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))
+    weights = torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-1)
+    return torch.where(keep.any(-1, keepdim=True), weights, 0.0)
+
+
+# ---- running the reader's function ---------------------------------------------------------------------
+
+
+class Broken(Exception):
+    """The function cannot be judged at all (it raised, or returned something else); Chinese message."""
+
+
+def _first_line(error: BaseException) -> str:
+    try:
+        text = str(error).strip().splitlines()
+    except Exception:  # an exception whose message itself fails
+        return ""
+    return (text[0] if text else "")[:200]
+
+
+class Runner:
+    """Calls the reader's function on copies of the inputs and remembers what it did to them."""
+
+    def __init__(self, fn: Callable) -> None:
+        self.fn = fn
+        self.mutated: set[str] = set()
+
+    def _output(self, result: Any, V: torch.Tensor) -> torch.Tensor:
+        if isinstance(result, (tuple, list)) and result:
+            result = result[0]  # (out, attn_weights) is fine too
+        if not isinstance(result, torch.Tensor):
+            raise Broken(f"函数应返回输出张量 out（或 (out, attn_weights)），收到的是 {type(result).__name__}："
+                         f"{show(result)}。")
+        if tuple(result.shape) != tuple(V.shape):
+            raise Broken(f"输出的形状应与 V 相同：{tuple(V.shape)}（[batch, num_heads, seq_len, d_k]），"
+                         f"收到 {tuple(result.shape)}。")
+        if result.is_complex() or not result.is_floating_point():
+            raise Broken(f"输出应是浮点张量，收到的 dtype 是 {result.dtype}。")
+        if result.layout != torch.strided or result.device.type != "cpu":
+            raise Broken(f"输出应是 CPU 上的普通（稠密）张量，收到的是 {result.layout}、{result.device} 上的张量。")
+        return result
+
+    def __call__(self, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, lengths: torch.Tensor, *,
+                 grad: bool = False) -> torch.Tensor:
+        try:
+            return self._call(Q, K, V, lengths, grad=grad)
+        except Broken as broken:
+            where = (f"（判题的输入：batch = {Q.size(0)}、num_heads = {Q.size(1)}、seq_len = {Q.size(2)}、"
+                     f"d_k = {Q.size(3)}、lengths = {lengths.tolist()}）")
+            raise Broken(f"{broken}{where}") from None
+
+    def _call(self, Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, lengths: torch.Tensor, *,
+              grad: bool) -> torch.Tensor:
+        """out as float64 (detached unless ``grad``); Q, K, V are passed as copies (non-leaf when ``grad``)."""
+        args = [t * 1.0 if grad else t.clone() for t in (Q, K, V)] + [lengths.clone()]
+        before = [t.detach().clone() for t in args]
+        try:
+            result = self.fn(*args)
+        except Broken:
+            raise
+        except Exception as error:  # the reader's code may fail in any way
+            hint = ""
+            if isinstance(error, TypeError) and "argument" in _first_line(error):
+                hint = "函数应写成 attention(Q, K, V, lengths)，接受四个参数。"
+            raise Broken(f"函数运行时报错 {type(error).__name__}：{_first_line(error)}。{hint}".rstrip()) from None
+        for name, old, new in zip(("Q", "K", "V", "lengths"), before, args):
+            if new.shape != old.shape or not torch.equal(new.detach(), old):
+                self.mutated.add(name)
+        out = self._output(result, V)
+        return out.double() if grad else out.detach().double()
+
+
+# ---- what the judge measures -------------------------------------------------------------------------
+
+
+@dataclass
+class Symptom:
+    kind: str
+    text: str
+
+
+def _pairs(mask: torch.Tensor, limit: int = 2) -> list[tuple[int, int, int]]:
+    """Up to ``limit`` (sentence, query, key) triples where mask [batch, num_heads, L, L] is True."""
+    found = mask.any(dim=1).nonzero().tolist()  # over heads
+    return [tuple(p) for p in found[:limit]]
+
+
+def _rows(mask: torch.Tensor, limit: int = 2) -> list[tuple[int, int]]:
+    """Up to ``limit`` (sentence, query) pairs where mask [batch, num_heads, L] is True."""
+    return [tuple(p) for p in mask.any(dim=1).nonzero().tolist()[:limit]]
+
+
+def _say_pairs(pairs: list[tuple[int, int, int]]) -> str:
+    return "、".join(f"第 {b} 句的 (查询 {i}, 键 {j})" for b, i, j in pairs)
+
+
+def _say_rows(rows: list[tuple[int, int]]) -> str:
+    return "、".join(f"第 {b} 句的查询 {i}" for b, i in rows)
+
+
+def _scale_of(W: torch.Tensor, Q: torch.Tensor, K: torch.Tensor, live: torch.Tensor) -> float | None:
+    """The factor c with W ≈ softmax(c · q·k) over the keys a row weights, or None if W is not of that form."""
+    scores = Q.double() @ K.double().transpose(-2, -1)  # [batch, num_heads, L, L]，不缩放
+    found = []
+    for b, h, i in live.nonzero().tolist():
+        w, s = W[b, h, i], scores[b, h, i]
+        used = w > 1e-6
+        if int(used.sum()) < 2:
+            continue
+        x, y = s[used], w[used].log()
+        x_c, y_c = x - x.mean(), y - y.mean()
+        if float((x_c ** 2).sum()) < 1e-6:
+            continue
+        c = float((x_c * y_c).sum() / (x_c ** 2).sum())
+        if float((y_c - c * x_c).abs().max()) > 1e-3:
+            return None  # not a softmax of scaled dot products (e.g. a 0/1 bias was added)
+        found.append(c)
+    if not found:
+        return None
+    found.sort()
+    return found[len(found) // 2]
+
+
+def _scale_words(c: float, probe: Probe) -> str:
+    """Name the scaling a reader used, from the factor c measured on ``probe``."""
+    d_k, d_model, L = probe.d_k, probe.d_k * probe.num_heads, probe.seq_len
+    known = {1.0: "没有缩放", 1 / d_k: "除以的是 d_k（没开平方）", 1 / math.sqrt(d_model): "除以的是 √d_model（num_heads × d_k）",
+             1 / math.sqrt(L): "除以的是 √seq_len（Q.size(-2)），不是 √d_k", math.sqrt(d_k): "乘了 √d_k，方向反了",
+             1 / d_model: "除以的是 d_model"}
+    for value, words in known.items():
+        if abs(c / value - 1) < 1e-3:
+            return f"（{words}）"
+    return ""
+
+
+def _examine(fn: Callable) -> list[Symptom]:
+    """Every symptom the function shows on the judge's inputs (raises Broken if it cannot be run)."""
+    run = Runner(fn)
+    symptoms: list[Symptom] = []
+
+    def add(kind: str, text: str) -> None:
+        if all(s.kind != kind for s in symptoms):
+            symptoms.append(Symptom(kind, text))
+
+    for index, probe in enumerate(PROBES):
+        Q, K, V, lengths = probe.inputs()
+        B, H, L = probe.batch, probe.num_heads, probe.seq_len
+        real = _real(lengths, L)  # [batch, L]
+        keep = _keep(lengths, L).expand(B, H, L, L)  # [batch, num_heads, L, L]
+        dead = ~keep.any(-1)  # [batch, num_heads, L]：一个键都不该看的查询（左侧填充位）
+        live = ~dead
+        future = torch.ones(L, L, dtype=torch.bool).triu(1).expand(B, H, L, L)
+        pad_key = ~real[:, None, None, :].expand(B, H, L, L)
+
+        out = run(Q, K, V, lengths)
+        ref = fixed(Q.double(), K.double(), V.double(), lengths)
+        if not out[live].isfinite().all():
+            add("nan_live", f"有真实的词输出了 NaN 或 inf（例如{_say_rows(_rows(~out.isfinite().all(-1) & live))}）："
+                            "它本该至少看得见自己。检查掩码是否把对角线也遮了、是否用加法把 −∞ 加进了分数。")
+        dead_out = out[dead]
+        if dead_out.numel() and not dead_out.isnan().any() and dead_out.abs().max() > 1e-6 and L > probe.d_k:
+            add("dead", "整行被遮的查询（左侧的填充位）应当输出 0（与 SDPA 相同），你的输出不是 0。")
+
+        if probe.d_k >= L:  # 用 V = eye(L, d_k) 读出权重：输出的前 L 列就是权重
+            eye = torch.eye(L, probe.d_k).expand(B, H, L, probe.d_k).contiguous()
+            W = run(Q, K, eye, lengths)[..., :L]  # [batch, num_heads, L_q, L_k]
+            W0 = W.nan_to_num(0.0)
+            W_ref = _weights64(Q, K, lengths)
+            tiny = 1e-6
+            looked = (W0.abs() > tiny) & live[..., None]
+            if (looked & future).any():
+                add("leak", f"未来泄漏：真实的词看到了它后面的词（例如{_say_pairs(_pairs(looked & future))} 的权重不是 0）。"
+                            "因果掩码没起作用，或者极性反了。")
+            if (looked & pad_key & ~future).any():
+                worst = (W0 * pad_key).sum(-1)[live].max().item()
+                add("pad", f"填充位（键）分到了权重（例如{_say_pairs(_pairs(looked & pad_key & ~future))}，"
+                           f"一行里最多 {worst:.0%}）：填充掩码没有用上，或者用在了查询（行）上。")
+            self_weight = torch.diagonal(W0, dim1=-2, dim2=-1)  # [batch, num_heads, L]
+            blind = (self_weight <= 1e-30) & live
+            if blind.any():
+                add("diag", f"有真实的词看不见自己（例如{_say_rows(_rows(blind))}，对自己的权重是 0）："
+                            "因果掩码只遮严格上三角（diagonal=1），对角线要保留。")
+            eye_L = torch.eye(L, dtype=torch.bool)
+            missed = (W0 <= 1e-30) & keep & ~eye_L & live[..., None]
+            if missed.any():
+                add("missing", f"有真实的词没看到它该看的键（例如{_say_pairs(_pairs(missed))} 的权重是 0）："
+                               "掩码遮多了，或者极性反了。")
+            sums = W0.sum(-1)
+            off = ((sums - 1).abs() > TOL) & live & ~W.isnan().any(-1)
+            if off.any():
+                b, i = _rows(off, 1)[0]
+                add("sum", f"有的真实词权重之和不是 1（例如第 {b} 句的查询 {i}，和为 {sums[b, :, i].min().item():.2g}）："
+                           "它该看的键被多遮了，或者 softmax 之后把不该置 0 的行置了 0。")
+            W_dead = W[dead]  # [n_dead, L]
+            if W_dead.numel():
+                if W_dead.isnan().any():
+                    add("dead", "整行被遮的查询（左侧的填充位）输出了 NaN：softmax 面对一整行 −∞。"
+                                "即使这些行不进损失，NaN 也会进入梯度，并在下一层传给真实的词；"
+                                "应在 softmax 之后用 torch.where 把这些行置 0，或者用 SDPA。")
+                elif (W_dead - 1 / L).abs().max().item() < 1e-5:
+                    add("dead", "整行被遮的查询（左侧的填充位）把权重平均分给了所有键（−1e9 或 torch.finfo(dtype).min "
+                                "的结果）。这不影响真实词的输出，但不符合本题的约定：这些行应输出 0（与 SDPA 相同）；"
+                                "在 softmax 之后用 torch.where 把它们置 0。")
+                elif (W_dead - torch.eye(L).expand(B, H, L, L)[dead]).abs().max().item() < 1e-5:
+                    add("dead", "整行被遮的查询（左侧的填充位）看了它自己（“补救 1”：keep | eye）。训练里这样做没问题，"
+                                "但本题约定这些行输出 0（与 SDPA 相同）：改用 torch.where 把它们置 0。")
+                elif W_dead.abs().max().item() > 1e-6:
+                    add("dead", "整行被遮的查询（左侧的填充位）应当输出 0（与 SDPA 相同），你的输出不是 0。")
+            c = _scale_of(W, Q, K, live & W.isfinite().all(-1))
+            want = 1 / math.sqrt(probe.d_k)
+            if c is not None and abs(c / want - 1) > 1e-3:
+                add("scale", f"缩放不对：在 num_heads = {H}、d_k = {probe.d_k} 的输入上，你的权重相当于把 q·k 乘以 {c:.3g}"
+                             f"{_scale_words(c, probe)}；应除以 √d_k = √{probe.d_k}，d_k 是每个头的维度 Q.size(-1)。")
+            elif c is None and index == 0:
+                add("scale?", "权重不是 softmax(q·k × 某个常数) 的样子（例如分数上加了 0/1 这样的偏置），"
+                              "没法检查缩放：先让掩码和 softmax 都对。")
+            if not any(s.kind in ("leak", "pad", "diag", "missing", "sum", "scale", "nan_live") for s in symptoms):
+                wrong = ((W - W_ref).abs() > TOL) & live[..., None]
+                if wrong.any():
+                    add("values", f"掩码和缩放都对，但权重与参考实现不一致（例如{_say_pairs(_pairs(wrong))}）："
+                                  "检查打分 Q @ K.transpose(-2, -1) 和 softmax 的维度（dim=-1）。")
+
+        if index == 0:  # 扰动：改动位置 t 的词，前面的真实词的输出不该变；改动填充位，真实词的输出不该变
+            for t in range(1, L):
+                Q2, K2, V2 = Q.clone(), K.clone(), V.clone()
+                g = torch.Generator().manual_seed(100 + t)
+                for x in (Q2, K2, V2):
+                    x[:, :, t] = torch.randn(x[:, :, t].shape, generator=g)
+                before = live[:, :, :t]
+                changed = ((run(Q2, K2, V2, lengths) - out)[:, :, :t].nan_to_num(0.0).abs().amax(-1) > 1e-5) & before
+                if changed.any():
+                    add("leak", f"未来泄漏：改动第 {t} 个位置的词，它前面的真实词（例如{_say_rows(_rows(changed))}）的输出"
+                                "跟着变了。即使权重是 0，归一化时也不该算进未来的分数。")
+                    break
+        pad_pos = ~real[:, None, :, None]  # [batch, 1, L, 1]
+        if pad_pos.any():
+            g = torch.Generator().manual_seed(200 + index)
+            Q2, K2, V2 = (torch.where(pad_pos, torch.randn(x.shape, generator=g) * 3, x) for x in (Q, K, V))
+            changed = ((run(Q2, K2, V2, lengths) - out).nan_to_num(0.0).abs().amax(-1) > 1e-5) & live
+            if changed.any():
+                add("pad", f"改动填充位上的 Q、K、V，真实的词（例如{_say_rows(_rows(changed))}）的输出跟着变了："
+                           "填充掩码没有用上，或者用在了查询（行）上。")
+
+        if (out - ref).nan_to_num(1e9).abs().max() > TOL and not symptoms:
+            diff = (out - ref).abs().max().item()
+            add("ref", f"输出与参考实现（带正确布尔掩码的 F.scaled_dot_product_attention）不一致：在 {probe.words()} "
+                       f"的输入上最多相差 {diff:.2g}。")
+
+        if index in (0, 2):  # 反向传播：损失只算真实的词，Q、K、V 的梯度都应是有限数，并与参考实现一致
+            leaves = [x.clone().requires_grad_() for x in (Q, K, V)]
+            g = torch.Generator().manual_seed(300 + index)
+            weight = torch.randn(out.shape, generator=g, dtype=torch.float64)
+            out_g = run(*leaves, lengths, grad=True)
+            if not out_g.requires_grad:
+                add("grad_ref", "输出和输入之间没有梯度（out.requires_grad 是 False）：函数里用了 .detach()、.numpy() "
+                                "或 torch.no_grad()，这样的注意力没法训练。")
+            else:
+                try:  # 与本章“整行被遮”一节相同：损失只取真实的词那几行
+                    (out_g * weight).transpose(1, 2)[real].sum().backward()
+                except Exception as error:
+                    raise Broken(f"对输出做反向传播时报错 {type(error).__name__}：{_first_line(error)}。") from None
+                grads = [x.grad if x.grad is not None else torch.zeros_like(x) for x in leaves]
+                bad = [name for name, g_ in zip("QKV", grads) if not g_.isfinite().all()]
+                if bad:
+                    forward_ok = out[dead].isfinite().all() and out[live].isfinite().all()
+                    why = ("前向输出里没有 NaN，说明 NaN 被事后换成了 0（例如 nan_to_num），或者 −∞ 是用加法加到分数上的："
+                           "反向时 0 × NaN 仍是 NaN。" if forward_ok else "")
+                    add("grad", f"反向传播后 {'、'.join(bad)} 的梯度里有 NaN 或 inf（损失只算真实的词，见本章“整行被遮”一节）。"
+                                f"{why}应在 softmax 之后用 torch.where 选出 0，并用 masked_fill 或 torch.where 施加掩码。")
+                else:
+                    ref_leaves = [x.double().requires_grad_() for x in (Q, K, V)]
+                    (fixed(*ref_leaves, lengths) * weight).transpose(1, 2)[real].sum().backward()
+                    off = max((g_.double() - r.grad).abs().max().item() for g_, r in zip(grads, ref_leaves))
+                    if off > 1e-3 and not symptoms:
+                        add("grad_ref", "前向输出对了，但梯度与参考实现不一致：是不是用了 .detach()、.data 或 torch.no_grad()？")
+
+    if run.mutated:
+        names = "、".join(sorted(run.mutated, key="QKVlengths".index))
+        symptoms.append(Symptom("mutates", f"函数原地改动了传入的 {names}（例如 Q.mul_、Q /= …、masked_fill_）："
+                                           "调用它的代码里的张量也跟着变了。请改成不改动输入的写法。"))
+    return symptoms
+
+
+# ---- one judge per bug -----------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Bug:
+    number: str
+    name: str
+    kinds: frozenset[str]
+    fixed: str  # said when the property holds
+
+
+BUGS = {
+    "09-3": Bug("①", "布尔掩码的极性", frozenset({"leak", "pad", "diag", "missing", "nan_live"}),
+                "掩码的极性对了（True = 保留）：每个真实的词只看自己和前面的真实词，未来和填充位的权重都是 0。"),
+    "09-4": Bug("②", "填充掩码", frozenset({"pad"}),
+                "填充掩码用上了：填充位作为键分不到权重，改动填充位也不影响真实词的输出。"),
+    "09-5": Bug("③", "多头的缩放因子", frozenset({"scale", "scale?"}),
+                "缩放对了：分数除以 √d_k，d_k = Q.size(-1) 是每个头的维度。"),
+    "09-6": Bug("④", "对角线", frozenset({"diag"}),
+                "对角线保留了：每个真实的词都看得见自己。"),
+    "09-7": Bug("⑤", "整行被遮的查询", frozenset({"dead", "grad", "grad_ref"}),
+                "整行被遮的查询输出 0（不是 NaN，也不是平均），只对真实的词算损失时，Q、K、V 的梯度也全是有限数。"),
+}
+SHARED = "输出和梯度都与参考实现（SDPA）一致，换了三组 batch、num_heads、seq_len、d_k 也一样"
+
+
+def _lines(symptoms: list[Symptom]) -> str:
+    return "".join(f"\n  - {s.text}" for s in symptoms)
+
+
+def judge_for(key: str) -> Callable[[Any], tuple[bool, str]]:
+    """The judge of exercise ``key`` (09-3 … 09-7): its bug's property first, then the shared correctness."""
+    bug = BUGS[key]
+
+    def judge(fn: Any) -> tuple[bool, str]:
+        if not callable(fn):
+            return False, f"答案应是一个函数 attention(Q, K, V, lengths)，收到的是 {type(fn).__name__}：{show(fn)}。"
+        try:
+            symptoms = _examine(fn)
+        except Broken as broken:
+            return False, str(broken)
+        if key != "09-5" and len(symptoms) > 1:  # “没法检查缩放”只对 ③ 有用，其余题目里它只是噪声
+            symptoms = [s for s in symptoms if s.kind != "scale?"]
+        mine = [s for s in symptoms if s.kind in bug.kinds]
+        others = [s for s in symptoms if s.kind not in bug.kinds]
+        if not symptoms:
+            return True, f"bug {bug.number} 修好了：{bug.fixed}其余检查也都通过：{SHARED}。"
+        if mine:
+            text = f"bug {bug.number}（{bug.name}）还没修好：{_lines(mine)}"
+            return False, text + (f"\n另外还有：{_lines(others)}" if others else "")
+        return False, f"bug {bug.number}（{bug.name}）修好了：{bug.fixed}但还有别的问题：{_lines(others)}"
+
+    return judge
 
 
 TITLES = {
@@ -158,9 +452,12 @@ TITLES = {
 
 
 def _register(key: str, title: str) -> None:
+    number = "①②③④⑤".index(BUGS[key].number) + 1
+
     @exercise(key, title)
     def _make() -> Expected:
-        return Expected(value=fixed, judge=judge)
+        return Expected(value=fixed, judge=judge_for(key),
+                        unanswered=f"把 fix_{number} 换成你修好的函数，再运行这个单元格。")
 
 
 for _key, _title in TITLES.items():

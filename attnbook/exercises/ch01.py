@@ -6,6 +6,7 @@ import functools
 from ..book import factor_per_step, ngram_window
 from ..intuition import SENTENCE, SEGMENTED, tokenize
 from ..rnn import _measure
+from ..runtime import torch_state
 from ._core import Expected, Mistake, exercise
 
 
@@ -26,6 +27,8 @@ def _first_n_chars() -> Expected:
     return Expected(
         value=right,
         atol=0.1,
+        integer=True,
+        form="一个整数（N）",
         mistakes=(
             Mistake(right - 1, f"N = {right - 1} 时窗口只有前 {right - 2} 个字“" + " ".join(_window("字", right - 1))
                     + "”，“小”还在窗口外。N-gram 的窗口是前 N − 1 个词元。"),
@@ -49,6 +52,8 @@ def _steps() -> Expected:
     return Expected(
         value=right,
         atol=0.1,
+        integer=True,
+        form="一个整数（步数）",
         mistakes=(
             Mistake(right - 1, f"0.8 的 {right - 1} 次方还略大于 0.01：要的是第一个严格小于 1% 的步数（向上取整）。"),
             Mistake(_steps_below(0.8, 0.1), "这是降到 10% 以下的步数，题目问的是 1%。"),
@@ -64,7 +69,8 @@ NEAR_NEUTRAL = (1.0, 1.25, 1.5, 2.0, 2.5)
 @functools.lru_cache(maxsize=4)
 def _neutral_scale(input_scale: float) -> float:
     """The recurrent weight scale (of NEAR_NEUTRAL) whose per-step factor is closest to 1, inputs N(0, input_scale²)."""
-    factors = {s: factor_per_step(_measure(s, input_scale=input_scale)) for s in NEAR_NEUTRAL}
+    with torch_state(threads=1):  # 与 attnbook.setup() 相同：一个线程（这些小矩阵最快）
+        factors = {s: factor_per_step(_measure(s, input_scale=input_scale)) for s in NEAR_NEUTRAL}
     return min(factors, key=lambda s: abs(factors[s] - 1))
 
 
@@ -74,6 +80,7 @@ def _neutral_point() -> Expected:
     right = "A" if after < before else ("B" if after == before else "C")
     return Expected(
         value=right,
+        choices=("A", "B", "C"),
         mistakes=(
             Mistake("B", "输入多大同样要紧：每一步的雅可比矩阵是 diag(1 − h²) W_hhᵀ，输入小时 h 贴近 0，"
                          "tanh 的导数接近 1，每步打的折更少。只看 W_hh（或它的谱半径）会漏掉这一项。"),

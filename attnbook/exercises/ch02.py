@@ -14,12 +14,15 @@ def _which_grow() -> Expected:
     _, before = soft_lookup(lib["q"], lib["K"], lib["V"], 1.0)
     _, after = soft_lookup(lib["q"], lib["K"], lib["V"], 0.5)
     grew = int((after > before).sum())
-    mean_score = float(before @ (lib["K"] @ lib["q"]))
     return Expected(
         value={1: "A", 2: "B", 5: "C", 0: "D"}.get(grew, "?"),
+        choices=("A", "B", "C", "D"),
         mistakes=(
-            Mistake("A", "常见的直觉是“降温只让第一名变大”。其实分数高于加权平均分"
-                         f"（这里约 {mean_score:.2f}）的书都会变大：《统计学习方法》的 1.19 也高于平均。"),
+            # 精确的判据（第 j 本书的权重变大 ⇔ s_j 高于门槛 log Z(2) − log Z(1)，Z(β) = Σ exp(β·s)）：
+            # 门槛是降温途中加权平均分的平均，不是 τ = 1 时的加权平均分。
+            Mistake("A", "常见的直觉是“降温只让第一名变大”。其实分数高于一个门槛的书都会变大："
+                         "τ 从 1 降到 0.5 时，门槛是 log Z(2) − log Z(1)（Z(β) = Σ_j exp(β·s_j)），"
+                         "也就是降温途中加权平均分的平均。把每本书的分数和这个门槛比一比。"),
             Mistake("C", "权重的和永远是 1：有书变大，就一定有书变小。分数被放大的同时，差距也被放大了。"),
             Mistake("D", "和为 1 并不意味着每一本都不变：权重会从低分的书流向高分的书。"),
         ),
@@ -34,6 +37,7 @@ def _double_keys() -> Expected:
     _, half = soft_lookup(lib["q"], lib["K"], lib["V"], 0.5)
     return Expected(
         value="B" if torch.allclose(doubled, half) else "?",
+        choices=("A", "B", "C"),
         mistakes=(
             Mistake("A", "softmax 只除以总和，抵消不了分数之间差距的放大：分数翻倍，exp 之后的比值是原来的平方。"),
             Mistake("C", "方向反了：分数乘以 2 等于除以 0.5，相当于降温，而不是升温到 τ = 2。"),
@@ -52,6 +56,8 @@ def _infinite() -> Expected:
         mistakes=(
             Mistake(lib["V"][best].tolist(), "这是 τ → 0 的极限（只剩最匹配的一本）；τ → ∞ 时权重趋于均匀。"),
             Mistake(lib["K"].mean(dim=0).tolist(), "你平均的是键（标签）；带回去的是值（内容）。"),
+            Mistake([1 / len(lib["V"])] * len(lib["V"]),
+                    "这是 5 本书的权重（各 1/5）；题目要的是输出：用这些权重对值（内容）加权求和，得到 3 个数。"),
         ),
         explain="τ 很大时所有分数除以 τ 后都接近 0，softmax 给每本书 1/5。",
     )

@@ -20,10 +20,13 @@ def _shape() -> Expected:
     return Expected(
         value=list(out.shape[1:]),
         atol=0.1,
+        integer=True,
+        form="一个形状（2 个整数的列表，例如 [3, 4]）",
         mistakes=(
             Mistake([seq_len, d_k], "输出是 V 的加权和，最后一维是 d_v，不是 d_k。"),
             Mistake(list(attn_weights.shape[1:]), "这是注意力权重 attn_weights 的形状 [seq_len, seq_len]；输出还要再乘 V。"),
             Mistake([seq_len, d_model], "这一层的输出维度由 W_v 决定，是 d_v，不一定等于 d_model。"),
+            Mistake([1, seq_len, d_v], "题目要去掉 batch 维：只写 [seq_len, d_v] 这两个数。"),
         ),
         explain="形状 [seq_len, d_v]：每个词一行，每行 d_v 个数。",
     )
@@ -37,6 +40,8 @@ def _params() -> Expected:
     return Expected(
         value=weights,
         atol=0.1,
+        integer=True,
+        form="一个整数（权重的个数）",
         mistakes=(
             Mistake(3 * 16 * 16, "你假设了 d_k = d_v = d_model = 16；这里 W_q、W_k 是 16×8，W_v 是 16×12。"),
             Mistake(everything, "你把偏置也算进去了；题目只数三个权重矩阵。"),
@@ -52,6 +57,8 @@ def _where() -> Expected:
     return Expected(
         value=int((perm == 0).nonzero()[0, 0]),
         atol=0.1,
+        integer=True,
+        form="一个整数（行号，从 0 数起）",
         mistakes=(Mistake(int(perm[0]), "perm[0] 是新位置 0 上放的原词下标；要找原来第 0 个词（我）去了哪个新位置，"
                                          "应在 perm 里找值为 0 的位置。"),),
         explain="输出跟着输入一起重排：谁搬到哪里，它的输出就出现在哪里。",

@@ -25,6 +25,9 @@ def _eat_row() -> Expected:
             Mistake(_rows(1 / d_k)[1].tolist(), "你除以的是 d_k = 2，而缩放因子是 √d_k ≈ 1.414。"),
             Mistake(_rows(1 / math.sqrt(d_k), dim=0)[:, 1].tolist(),
                     "softmax 做在了列上（dim=0）。每个查询的权重是一行，应沿最后一维归一化（dim=-1）。"),
+            Mistake(_rows(1 / math.sqrt(d_k))[:, 1].tolist(),
+                    "这是权重矩阵里“吃”那一列：三个查询各自分给“吃”的权重。题目要的是“吃”作为查询的那一行"
+                    "（它分给猫、吃、鱼的权重），和为 1。"),
         ),
         explain="三个权重都为正且和为 1。",
     )

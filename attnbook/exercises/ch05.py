@@ -46,12 +46,19 @@ def _first_weight(scale: float) -> float:
 @exercise("05-3", "d_k = 16、分数 [4, 0, 0, 0] 时第一个键的权重")
 def _first_key() -> Expected:
     d_k = 16
+    scaled, unscaled, by_d_k = _first_weight(1 / math.sqrt(d_k)), _first_weight(1.0), _first_weight(1 / d_k)
+    ask_both = "题目问了两件事，请交两个数：[缩放后的权重, 不缩放时的权重]。"
     return Expected(
-        value=_first_weight(1 / math.sqrt(d_k)),
+        value=[scaled, unscaled],
         atol=5e-3,
+        form="两个数：[缩放后的权重, 不缩放时的权重]",
         mistakes=(
-            Mistake(_first_weight(1.0), "这是不缩放的结果：先把分数除以 √16 = 4。"),
-            Mistake(_first_weight(1 / d_k), "你除以的是 d_k = 16；缩放因子是 1/√d_k = 1/4。"),
+            Mistake([unscaled, scaled], "两个数的顺序反了：先写缩放后的权重，再写不缩放时的。"),
+            Mistake([by_d_k, unscaled], "第一个数除以的是 d_k = 16；缩放因子是 1/√d_k = 1/4。"),
+            Mistake([unscaled, unscaled], "第一个数也没有缩放：先把分数除以 √16 = 4，再做 softmax。"),
+            Mistake(scaled, "缩放后的权重对了。" + ask_both),
+            Mistake(unscaled, "这是不缩放的结果，先把分数除以 √16 = 4。" + ask_both),
+            Mistake(by_d_k, "你除以的是 d_k = 16；缩放因子是 1/√d_k = 1/4。" + ask_both),
         ),
         explain="缩放后分数是 [1, 0, 0, 0]，权重 e/(e+3)；不缩放时约 0.95，几乎 one-hot。",
     )
@@ -66,6 +73,7 @@ def _largest_jacobian() -> Expected:
     a, b, c = norms.tolist()
     return Expected(
         value="ABC"[int(norms.argmax())],
+        choices=("A", "B", "C"),
         mistakes=(
             Mistake("A", f"很多人以为“权重最平 = 梯度最大”，其实不然：均匀的 4 个键 ‖J‖ = √3/4 ≈ {a:.3f}，"
                          f"两个键各占一半时是 {b:.2f}。权重摊得越平，每个键分到的梯度越小；"

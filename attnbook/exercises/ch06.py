@@ -1,33 +1,75 @@
 """Exercises of chapter 06 (加权求和：凸组合)."""
 from __future__ import annotations
 
+from typing import Any
+
+import numpy as np
 import torch
 
 from ..book import in_triangle
 from ..toy import cat_eats_fish
+from ._answers import Unreadable, as_array, lead, shape_words, show
 from ._core import Expected, Mistake, exercise
 
-#: The four points of exercise 06-1.
-CANDIDATES = ((0.1, 0.3), (0.6, 0.6), (0.0, -0.5), (0.2, 0.0))
+#: The four points of exercise 06-1, as the chapter states them (cells "练习 06-1" and the one below it).
+CANDIDATES = ((0.1, 0.3), (0.6, 0.6), (0.4, 0.5), (0.2, 0.0))
+
+#: Feedback for a reader who tested the per-coordinate box instead of the triangle. The box is what
+#: concatenating heads that each average one slice of coordinates can reach (the product of the
+#: per-slice hulls); only W_O mixing the heads with signed weights leaves it (chapter 08).
+BOX_HINT = ("你检查的像是“每一维都在 V 的最小值和最大值之间”（一个矩形）。这是必要条件，不是充分条件："
+            "一个头的输出还得落在三个值向量围成的三角形里，要用重心坐标判断（三个坐标都 ≥ 0）。"
+            "（这个矩形正是“几个头各管一段坐标、再拼接”所能到达的范围；要走出矩形，得靠 W_O 用带正负号的"
+            "系数把各个头混合起来。）")
+ALL_HINT = "不是所有点都行：注意力输出是 V 的凸组合，只能落在三个值向量围成的三角形里。"
+
+
+def _points_judge(points: torch.Tensor, V: torch.Tensor):
+    """judge(answer) for "which of these points can be an output": by category, never by index."""
+    right = in_triangle(points, V)  # [n] bool
+    lo, hi = V.min(dim=0).values, V.max(dim=0).values
+    in_box = ((points >= lo) & (points <= hi)).all(dim=-1)  # [n] bool
+    n = len(points)
+    form = f"{n} 个 0/1（1 = 能），例如 {[1, 0] * (n // 2) + [1] * (n % 2)}"
+
+    def judge(answer: Any) -> tuple[bool, str]:
+        try:
+            got = as_array(answer)
+        except Unreadable as reason:
+            return False, f"{reason}。答案应是{lead(form)}。"
+        if np.squeeze(got).shape != (n,):
+            return False, f"答案应是{lead(form)}，收到的是{lead(shape_words(got.shape))}。"
+        got = got.reshape(n)
+        if not np.isin(got, (0.0, 1.0)).all():
+            return False, f"每个点写 1（能）或 0（不能），收到了 {show(answer)}。答案应是{lead(form)}。"
+        said = torch.as_tensor(got == 1.0)
+        if torch.equal(said, right):
+            return True, "在三角形里（重心坐标全部 ≥ 0）的点才可能是输出。"
+        if bool(said.all()):
+            return False, ALL_HINT
+        hints = []
+        too_many = said & ~right
+        if (too_many & in_box).any():
+            hints.append(BOX_HINT)
+        if (too_many & ~in_box).any():
+            k = int((too_many & ~in_box).sum())
+            hints.append(f"有 {k} 个你判成“能”的点，某一维已经超出了 V 在这一维的最小值到最大值："
+                         "权重非负、和为 1 的加权平均，不会比最大的还大、比最小的还小。")
+        missed = ~said & right
+        if missed.any():
+            hints.append(f"有 {int(missed.sum())} 个你判成“不能”的点其实在三角形里（三个重心坐标都 > 0）："
+                         "取合适的 Q、K，softmax 能给出这组权重。")
+        return False, "".join(hints)
+
+    return judge
 
 
 @exercise("06-1", "哪些点能成为“猫吃鱼”的注意力输出")
 def _reachable() -> Expected:
     V = cat_eats_fish()["V"]
     points = torch.tensor(CANDIDATES, dtype=V.dtype)
-    right = in_triangle(points, V).int().tolist()
-    lo, hi = V.min(dim=0).values, V.max(dim=0).values
-    in_box = ((points >= lo) & (points <= hi)).all(dim=-1).int().tolist()
-    mistakes = [Mistake([1, 1, 1, 1], "不是所有点都行：注意力输出是 V 的凸组合，只能落在三个值向量围成的三角形里。")]
-    if in_box != right:
-        mistakes.append(Mistake(in_box, "你检查的是“每一维都在 V 的最小值和最大值之间”（一个矩形）。"
-                                        "这是必要条件，不是充分条件：还要在三角形里，用重心坐标判断。"))
-    return Expected(
-        value=right,
-        atol=0.0,
-        mistakes=tuple(mistakes),
-        explain="在三角形里（重心坐标全部 ≥ 0）的点才可能是输出。",
-    )
+    return Expected(value=in_triangle(points, V).int().tolist(), atol=0.0, integer=True,
+                    judge=_points_judge(points, V))
 
 
 @exercise("06-2", "温度趋于无穷时输出趋向的点")

@@ -18,11 +18,16 @@ def _params() -> Expected:
     return Expected(
         value=_count(SelfAttention(d_model, d_k=d_k, d_v=d_v)),
         atol=0.5,
+        integer=True,
+        form="一个整数（参数个数）",
         mistakes=(
             Mistake(2 * d_model * d_k + d_model * d_v, "你只算了权重，漏了三个 nn.Linear 各自的偏置（d_k、d_k、d_v 个）。"),
             Mistake(3 * (d_model * d_model + d_model),
                     "这是 d_k = d_v = d_model 时的个数；本题的投影只投到 64 维：nn.Linear(512, 64)。"),
             Mistake(d_model * d_k + d_k, "这只是一个投影；Q、K、V 各有一个 nn.Linear。"),
+            Mistake(3 * (d_model * d_k + d_k) + (d_v * d_model + d_model),
+                    "你多算了一个输出投影 W_O（nn.Linear(64, 512)）：单头的 SelfAttention 只有 W_q、W_k、W_v "
+                    "三个 nn.Linear，输出投影是第 8 章多头注意力才有的。"),
         ),
         explain="三个 nn.Linear(512, 64)：3 × (512 × 64 + 64)。",
     )
@@ -36,6 +41,8 @@ def _shapes() -> Expected:
     return Expected(
         value=[list(out.shape), list(weights.shape)],
         atol=0,
+        integer=True,
+        form="两个形状：[out 的形状, attn_weights 的形状]，每个形状是 3 个整数，例如 [[1, 2, 3], [1, 2, 3]]",
         mistakes=(
             Mistake([[batch, seq_len, d_model], [batch, seq_len, seq_len]],
                     "输出的最后一维不是 d_model，而是 d_v：输出是 V 的加权和。"),
@@ -61,7 +68,7 @@ def _cat_no_fish() -> Expected:
         atol=5e-3,
         mistakes=(
             Mistake(dropped.tolist(), "你把“鱼”的权重直接删成 0，但没有重新归一化：被遮住的分数先变成 -∞，再做 softmax，剩下两个权重之和仍为 1。"),
-            Mistake([0.0, 0.0, 1.0], "mask 的方向反了：本书约定 1 = 保留、0 = 屏蔽，你让“猫”只看“鱼”。"),
+            Mistake([0.0, 0.0, 1.0], "掩码的方向反了：本书约定 1 = 保留、0 = 屏蔽，你让“猫”只看“鱼”。"),
         ),
         explain="被遮住的位置权重为 0，其余两个重新归一化。",
     )

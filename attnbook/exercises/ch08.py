@@ -16,6 +16,8 @@ def _weights_numel() -> Expected:
     return Expected(
         value=weights.numel(),
         atol=0.5,
+        integer=True,
+        form="一个整数（元素个数）",
         mistakes=(
             Mistake(batch * seq_len * seq_len, "漏了 num_heads 那一维：每个头各有一张 seq_len × seq_len 的权重表。"),
             # Q 的各头 [batch, num_heads, seq_len, d_k] 与输出 out [batch, seq_len, d_model] 元素一样多（num_heads·d_k = d_model）
@@ -35,6 +37,8 @@ def _split_shape() -> Expected:
     return Expected(
         value=list(layer.split_heads(torch.zeros(batch, seq_len, d_model)).shape),
         atol=0,
+        integer=True,
+        form="一个形状（4 个整数的列表，例如 [1, 2, 3, 4]）",
         mistakes=(
             Mistake([batch, seq_len, num_heads, d_k], "这是只做了 view 的形状；transpose(1, 2) 把 num_heads 提到第 1 维。"),
             Mistake([batch, num_heads, seq_len, d_model], "每个头只分到 d_k = d_model / num_heads = 64 维，而不是整个 d_model。"),
@@ -50,8 +54,12 @@ def _wrong_view() -> Expected:
     return Expected(
         value=t.view(1, 2, 3, 4)[0, 0, 1].tolist(),
         atol=0,
+        integer=True,
+        form="4 个整数",
         mistakes=(
             Mistake(right[0, 0, 1].tolist(), "这是正确写法（view 再 transpose）的结果；题目问的是一步 view(1, 2, 3, 4) 得到什么。"),
+            Mistake(t.view(1, 2, 3, 4)[0, 1, 0].tolist(),
+                    "这是下标 [0, 1, 0]：头 1 的第 0 行。题目要的是头 0 的第 1 行，下标 [0, 0, 1]。"),
         ),
         explain="这 4 个数是“猫”的后 4 维：一步 view 把不同词的数据混进了同一个头。",
     )
@@ -63,9 +71,18 @@ def _key_padding() -> Expected:
     return Expected(
         value=(~keep[:, 0, 0, :]).float().tolist(),
         atol=0,
+        integer=True,
+        squeeze=False,  # 去掉两个长度为 1 的维度正是这道题的一半
+        form="一个 [2, 5] 的布尔张量（2 行、每行 5 个 True/False）",
         mistakes=(
             Mistake(keep[:, 0, 0, :].float().tolist(),
                     "形状对了，但没有取反：nn.MultiheadAttention 的 key_padding_mask 里 True 表示“屏蔽”，与本书相反。"),
+            Mistake((~keep).float().tolist(),
+                    "取反对了，但形状还是 [2, 1, 1, 5]：key_padding_mask 要 [batch, seq_len]，"
+                    "去掉中间两个长度为 1 的维度（keep[:, 0, 0, :]）。"),
+            Mistake(keep.float().tolist(),
+                    "还差两件事：去掉中间两个长度为 1 的维度（要 [batch, seq_len]），"
+                    "再取反（key_padding_mask 里 True 表示“屏蔽”，与本书相反）。"),
         ),
         explain="nn.MultiheadAttention 的布尔 mask：True = 屏蔽。",
     )

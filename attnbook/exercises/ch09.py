@@ -15,6 +15,8 @@ def _visible_pairs() -> Expected:
     return Expected(
         value=int((pad & causal)[0].sum()),
         atol=0.5,
+        integer=True,
+        form="一个整数（可见的对数）",
         mistakes=(
             Mistake(int(causal[0].sum()), "这只是因果掩码的 True 个数：别忘了句子 0 只有 2 个真实的词，还要与填充掩码取“与”。"),
             Mistake(int(pad[0].expand(1, seq_len, seq_len).sum()),
@@ -34,6 +36,8 @@ def _left_padding_dead_rows() -> Expected:
     return Expected(
         value=int((~keep[0, 0].any(dim=-1)).sum()),
         atol=0.5,
+        integer=True,
+        form="一个整数（整行被遮的查询个数）",
         mistakes=(
             Mistake(int((~right[0, 0].any(dim=-1)).sum()),
                     "这是右侧填充的答案：填充位在后面，总能看到前面的真实词。左侧填充时填充位在前面。"),

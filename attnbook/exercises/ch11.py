@@ -26,6 +26,9 @@ def _warmup_lr() -> Expected:
 def _which_norm() -> Expected:
     return Expected(
         value="pre",
+        choices=("pre", "post"),
+        aliases={"pre-norm": "pre", "prenorm": "pre", "pre norm": "pre", "pre-ln": "pre",
+                 "post-norm": "post", "postnorm": "post", "post norm": "post", "post-ln": "post"},
         mistakes=(
             Mistake("post", "看 norm 作用在哪里：它包住的是子层的输入 x，残差相加之后没有再归一化。"
                             "Post-Norm 应写成 norm(x + sublayer(x))。"),

@@ -1,6 +1,8 @@
 """Exercises of chapter 12 (Mask 写错会怎样)."""
 from __future__ import annotations
 
+import functools
+
 import torch
 
 from ..book import CharTransformer, future_influence, make_mask
@@ -21,6 +23,7 @@ def _offset_extra() -> Expected:
     return Expected(
         value=_extra_keys("offset", seq_len),
         atol=0,
+        integer=True,
         mistakes=(
             Mistake(seq_len, "最后一个位置没有“下一格”可看：多出来的只有对角线上方那一条斜线。"),
             Mistake(_extra_keys("transposed", seq_len),
@@ -38,6 +41,7 @@ def _transposed_count() -> Expected:
     return Expected(
         value=int(mask.sum()),
         atol=0,
+        integer=True,
         mistakes=(
             Mistake(int(torch.triu(torch.ones(seq_len, seq_len), diagonal=1).sum()),
                     "对角线也是 True（每个位置都能看自己），别忘了把它算进去。"),
@@ -47,6 +51,7 @@ def _transposed_count() -> Expected:
     )
 
 
+@functools.lru_cache(maxsize=4)  # a model and its influence matrix: computed once per process
 def _reach(num_layers: int, seq_len: int = 8) -> int:
     with torch_state(seed=0, threads=None):  # 不改动读者的全局随机状态
         model = CharTransformer(vocab_size=11, d_model=16, num_heads=2, num_layers=num_layers, max_len=seq_len,
@@ -61,6 +66,7 @@ def _reach_two_layers() -> Expected:
     return Expected(
         value=_reach(2),
         atol=0,
+        integer=True,
         mistakes=(Mistake(_reach(1), "只有一层时是这样。第二层读到的第 i+1 个位置，自己在第一层已经看过第 i+2 个字了。"),),
         explain="每多一层，泄漏就再往前传一格：L 层错位一格的模型能看到 i+L。",
     )

@@ -46,6 +46,8 @@ def _induction_target() -> Expected:
     return Expected(
         value=t - L + 1,
         atol=0.0,
+        integer=True,
+        form="一个整数（位置，从 0 数起）",
         mistakes=(
             Mistake(t - L, "位置 5 是同一个字母上一次出现的地方；归纳头要的是它后面那个字母。"),
             Mistake(t - 1, "看前一个位置是前一词头的行为，不是归纳头。"),

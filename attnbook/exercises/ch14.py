@@ -11,6 +11,8 @@ def _flops() -> Expected:
     return Expected(
         value=float(attention_flops(n, d)),
         atol=0.5,
+        integer=True,
+        form="一个整数（FLOPs，精确值）",
         mistakes=(
             Mistake(float(2 * n * n * d), "这只是 QKᵀ 的 FLOPs；权重乘 V 还要同样多。"),
             Mistake(float(2 * n * n * d // 2), "这是 QKᵀ 的乘加次数。一次乘加算 2 FLOPs，而且还要加上乘 V 的部分。"),
@@ -44,6 +46,8 @@ def _crossover() -> Expected:
     return Expected(
         value=24 * d**2 / (4 * d),
         atol=0.5,
+        integer=True,
+        form="一个整数（序列长度 n）",
         mistakes=(
             Mistake(8 * d**2 / (4 * d), "这是只和 4 个投影（8nd²）比的交点；题目里线性部分还包括前馈层，共 24nd²。"),
             Mistake(24 * d**2 / (2 * d), "注意力核心是 4n²d（QKᵀ 和乘 V 各 2n²d），不是 2n²d。"),

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 import torch
 
+import attention_zoo as zoo
 import attnbook
 from attnbook.exercises import load_all
 
@@ -59,8 +60,8 @@ def test_recognised_mistake_explains(capsys):
 def test_unanswered_and_wrong_shape(capsys):
     assert attnbook.check("04-1", None) is False
     assert "还没有作答" in capsys.readouterr().out
-    assert attnbook.check("04-1", [[0.3, 0.3, 0.4]]) is False
-    assert "形状" in capsys.readouterr().out
+    assert attnbook.check("04-1", [0.3, 0.3, 0.2, 0.2]) is False
+    assert "答案应是 3 个数，收到的是 4 个数" in capsys.readouterr().out
     assert attnbook.check("04-1", [math.nan] * 3) is False
     assert "NaN" in capsys.readouterr().out
 
@@ -69,3 +70,211 @@ def test_right_answer(capsys):
     d = attnbook.cat_eats_fish()
     assert attnbook.check("04-1", torch.softmax(d["Q"][1] @ d["K"].T / math.sqrt(2), dim=-1))
     assert "✓" in capsys.readouterr().out
+
+
+# ---- what the cold reviews found (reviews/part3.md, teacher-2x45.md §10, student-ch01-10.md) ------------
+
+def _said(capsys, key, answer) -> tuple[bool, str]:
+    ok = attnbook.check(key, answer)
+    return ok, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("answer", ["B", "b", "Ｂ", "B。", " b. ", ["B"], ("b",), np.array(["B"]), "（B）"])
+def test_letter_answers_are_normalised(capsys, answer):
+    """teacher §10: "b", full-width "Ｂ" from a Chinese IME, "B。" and ["B"] were rejected."""
+    ok, out = _said(capsys, "02-1", answer)
+    assert ok, out
+
+
+def test_a_letter_that_is_no_option_is_told_the_format(capsys):
+    ok, out = _said(capsys, "02-1", "E")
+    assert not ok and "不是选项之一" in out and '"A"、"B"、"C"、"D"' in out
+    ok, out = _said(capsys, "02-1", 2)
+    assert not ok and "选一个选项" in out and "int" in out
+
+
+def test_pre_or_post_accepts_its_usual_spellings(capsys):
+    for answer in ("pre", "Pre-Norm", "PRE", "pre-norm。"):
+        assert _said(capsys, "11-2", answer)[0], answer
+
+
+def test_singleton_dimensions_are_squeezed(capsys):
+    """teacher §10: a [1, 3] row from Q[1:2] @ K.T was rejected for 04-1."""
+    d = attnbook.cat_eats_fish()
+    row = torch.softmax(d["Q"][1:2] @ d["K"].T / math.sqrt(2), dim=-1)  # [1, 3]
+    assert _said(capsys, "04-1", row)[0]
+    assert _said(capsys, "04-1", [[0.2994, 0.333, 0.3676]])[0]
+
+
+@pytest.mark.parametrize(("key", "answer"), [("01-1", 6.95), ("01-2", 21.09), ("03-1", [7.05, 12.05]),
+                                             ("07-1", 98496.5), ("13-3", 6.2)])
+def test_counts_and_shapes_must_be_integers(capsys, key, answer):
+    """teacher §10: 01-1 accepted 6.95, 01-2 21.09 and 03-1 [7.05, 12.05]."""
+    ok, out = _said(capsys, key, answer)
+    assert not ok and "只能是整数" in out
+
+
+@pytest.mark.parametrize(("key", "answer", "secret"), [("01-2", 0.0092, "21"), ("01-2", 5, "21"), ("03-3", 0, "2"),
+                                                      ("09-2", 3, "4"), ("06-1", [1, 1, 0, 1], "[1, 0, 0, 1]")])
+def test_the_fallback_does_not_give_the_answer_away(capsys, key, answer, secret):
+    """student: 「与正确答案最大相差 21」 gave the answer of 01-2 away (also 03-3, 09-2)."""
+    ok, out = _said(capsys, key, answer)
+    assert not ok
+    assert "相差" not in out and secret not in out and "表格" not in out, out
+
+
+def test_05_3_checks_both_numbers(capsys):
+    """student: 05-3 asks for the scaled and the unscaled weight but checked one number ("应为 ()")."""
+    scaled, unscaled = math.e / (math.e + 3), math.e ** 4 / (math.e ** 4 + 3)
+    assert _said(capsys, "05-3", [scaled, unscaled])[0]
+    assert _said(capsys, "05-3", [0.475, 0.948])[0]
+    ok, out = _said(capsys, "05-3", scaled)
+    assert not ok and "两个数" in out and "()" not in out
+    ok, out = _said(capsys, "05-3", [scaled, 0.9])
+    assert not ok
+
+
+def test_06_1_feedback_names_the_kind_of_mistake(capsys):
+    ok, out = _said(capsys, "06-1", [True, False, False, True])
+    assert ok
+    ok, out = _said(capsys, "06-1", [1, 1, 0, 1])  # (0.6, 0.6) 超出了 V 的范围
+    assert not ok and "最小值到最大值" in out and "表格" not in out
+    ok, out = _said(capsys, "06-1", [0, 0, 0, 1])
+    assert not ok and "在三角形里" in out
+
+
+def test_06_1_can_catch_the_per_coordinate_box_test(capsys):
+    """reviews/part1-2.md D11: (0.4, 0.5) lies in V's box but outside the triangle."""
+    from attnbook.exercises.ch06 import BOX_HINT, CANDIDATES
+
+    V = attnbook.cat_eats_fish()["V"]
+    points = torch.tensor(CANDIDATES, dtype=V.dtype)
+    box = ((points >= V.min(0).values) & (points <= V.max(0).values)).all(-1)
+    ok, out = _said(capsys, "06-1", box.int().tolist())
+    assert not ok and BOX_HINT in out
+
+
+def test_06_1_messages_say_that_w_o_mixing_heads_leaves_the_box():
+    """reviews/part1-2.md D2: concatenating heads reaches the box; W_O mixing them with signed weights leaves it."""
+    from attnbook.exercises.ch06 import BOX_HINT
+
+    assert "W_O" in BOX_HINT and "正负号" in BOX_HINT and "拼接" in BOX_HINT
+
+
+def test_10_2_accepts_a_two_decimal_hand_answer(capsys):
+    """part3 B3-13."""
+    assert _said(capsys, "10-2", [[0.54, 0.84], [-0.84, 0.54]])[0]
+
+
+def test_targeted_hints_the_student_asked_for(capsys):
+    d = attnbook.cat_eats_fish()
+    column = torch.softmax(d["Q"] @ d["K"].T / math.sqrt(2), dim=-1)[:, 1]
+    assert "那一列" in _said(capsys, "04-1", column)[1]
+    assert "W_O" in _said(capsys, "07-1", 3 * (512 * 64 + 64) + 64 * 512 + 512)[1]
+    assert "头 1 的第 0 行" in _said(capsys, "08-3", [12, 13, 14, 15])[1]
+    out = _said(capsys, "07-2", [[3, 7, 12], [3, 7, 7, 7]])[1]
+    assert "长短不一" in out and "收到的是 list" not in out
+    assert "5 本书的权重" in _said(capsys, "02-3", [0.2] * 5)[1]
+    assert "(5,)" not in _said(capsys, "02-3", [0.1] * 5)[1]
+
+
+def test_02_1_hint_states_the_exact_criterion(capsys):
+    """reviews/part1-2.md D4: the threshold of a finite cooling is log Z(2) − log Z(1), not s̄(τ = 1)."""
+    out = _said(capsys, "02-1", "A")[1]
+    assert "log Z(2) − log Z(1)" in out and "1.05" not in out
+
+
+def test_unanswered_bug_exercises_name_their_variable(capsys):
+    """student c41: the cell holds fix_1 … fix_5, the feedback said "answer"."""
+    for n, key in enumerate(["09-3", "09-4", "09-5", "09-6", "09-7"], start=1):
+        out = _said(capsys, key, None)[1]
+        assert f"把 fix_{n} 换成你修好的函数" in out
+
+
+# ---- the 找 bug judges ----------------------------------------------------------------------------------
+
+BUG_KEYS = ["09-3", "09-4", "09-5", "09-6", "09-7"]
+
+
+@pytest.mark.parametrize("fix", zoo.RIGHT, ids=lambda f: f.__name__)
+def test_every_right_fix_passes_every_judge(capsys, fix):
+    """part3 §3b: the correct variants (incl. B3-02's zeros_like(Q), which crashed the old judge)."""
+    for key in BUG_KEYS:
+        ok, out = _said(capsys, key, fix)
+        assert ok, (key, out)
+        assert f"bug {'①②③④⑤'[BUG_KEYS.index(key)]} 修好了" in out
+
+
+@pytest.mark.parametrize("key", BUG_KEYS)
+def test_each_bug_fails_its_own_property(capsys, key):
+    ok, out = _said(capsys, key, zoo.BUGS[key])
+    number = "①②③④⑤"[BUG_KEYS.index(key)]
+    assert not ok and f"bug {number}（" in out and "还没修好" in out
+
+
+def test_a_fix_of_one_bug_is_reported_as_that_bug_fixed(capsys):
+    """One judge per bug: bug ③ submitted to 09-3 has ① right and says so; the judge of ③ says ③ is not fixed."""
+    ok, out = _said(capsys, "09-3", zoo.bug_3)
+    assert not ok and "bug ①（布尔掩码的极性）修好了" in out and "缩放不对" in out
+    ok, out = _said(capsys, "09-5", zoo.bug_3)
+    assert not ok and "bug ③（多头的缩放因子）还没修好" in out and "√d_model" in out
+
+
+@pytest.mark.parametrize("wrong", [zoo.additive_then_where, zoo.nan_to_num_output])
+def test_a_fix_with_nan_gradients_fails_09_7(capsys, wrong):
+    """part3 B3-01, teacher §10, student 09-7: forward fine, NaN gradients (the lesson of chapter 09)."""
+    ok, out = _said(capsys, "09-7", wrong)
+    assert not ok and "bug ⑤（整行被遮的查询）还没修好" in out and "梯度里有 NaN" in out
+
+
+def test_uniform_dead_rows_are_a_convention_not_a_leak(capsys):
+    """part3 B3-03: −1e9 gives uniform dead rows; harmless to real tokens, only against this exercise's rule."""
+    ok, out = _said(capsys, "09-7", zoo.bug_5)
+    assert not ok and "不符合本题的约定" in out and "泄漏" not in out
+    ok, out = _said(capsys, "09-7", zoo.sees_itself)
+    assert not ok and "补救 1" in out
+
+
+@pytest.mark.parametrize(("wrong", "key", "words"), [
+    (zoo.leaks_last_pair, "09-3", "未来泄漏"),          # B3-04: was blamed on scaling
+    (zoo.sliding_window, "09-3", "没看到它该看的键"),   # B3-04: was blamed on scaling
+    (zoo.scales_q_in_place, "09-5", "原地改动了传入的 Q"),  # B3-04: was called a future leak
+    (zoo.float_mask, "09-3", "未来泄漏"),
+    (zoo.pad_on_queries, "09-4", "填充位（键）分到了权重"),
+    (zoo.divide_by_d_k, "09-5", "没开平方"),
+    (zoo.divide_by_sqrt_seq_len, "09-5", "√seq_len"),
+    (zoo.constant_scale, "09-5", "缩放不对"),
+    (zoo.first_diagonal_only, "09-6", "看不见自己"),
+    (zoo.neg_inf_no_zeroing, "09-7", "NaN"),
+    (zoo.detached, "09-7", "没有梯度"),
+], ids=lambda v: getattr(v, "__name__", None))
+def test_wrong_fixes_are_told_what_is_wrong(capsys, wrong, key, words):
+    ok, out = _said(capsys, key, wrong)
+    assert not ok and words in out, out
+    assert "检查缩放" not in out or key == "09-5"
+
+
+def test_the_judge_never_probes_outside_the_contract():
+    """part3 B3-02: V = I with d_k ≠ seq_len broke the contract; now V always has Q's shape."""
+    from attnbook.exercises.bugs import PROBES
+
+    seen = []
+
+    def spy(Q, K, V, lengths):
+        seen.append((Q.shape, K.shape, V.shape, lengths.dtype, lengths.shape, V.is_contiguous()))
+        return zoo.fix_sdpa(Q, K, V, lengths)
+
+    assert attnbook.check("09-3", spy, quiet=True)
+    for q, k, v, dtype, lengths_shape, contiguous in seen:
+        assert q == k == v and dtype == torch.long and lengths_shape == (q[0],) and contiguous
+    assert {tuple(q) for q, *_ in seen} == {(p.batch, p.num_heads, p.seq_len, p.d_k) for p in PROBES}
+
+
+def test_the_checker_leaves_the_readers_random_state_alone():
+    torch.manual_seed(123)
+    expected = torch.rand(3)
+    torch.manual_seed(123)
+    for key in ("07-1", "08-1", "10-3", "09-3"):
+        attnbook.check(key, None, quiet=True)
+    attnbook.check("09-7", lambda Q, K, V, lengths: zoo.fix_sdpa(Q, K, V, lengths) + 0 * torch.rand(1), quiet=True)
+    assert torch.equal(torch.rand(3), expected)

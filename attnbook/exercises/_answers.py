@@ -1,0 +1,206 @@
+"""Reading a reader's answer: whatever they typed becomes text or a float array, or a Chinese reason why not.
+
+Two entry points, both total (they never raise anything but :class:`Unreadable`):
+
+* :func:`as_text` for choice answers: ``"b"``, ``"Ｂ"`` (full-width, from a Chinese IME), ``" B。"``,
+  ``["B"]`` and ``np.str_("B")`` all become ``"B"``-like text (NFKC, stripped, no trailing punctuation).
+* :func:`as_array` for numeric answers: numbers, numeric strings (also full-width digits and
+  fractions such as ``"1/8"``), nested lists/tuples, NumPy arrays and tensors (any dtype, with or
+  without grad, on any device) become a float64 array.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import numbers
+import unicodedata
+from fractions import Fraction
+from typing import Any
+
+import numpy as np
+
+#: Characters dropped from both ends of a text answer (after NFKC): spaces, quotes, brackets and the
+#: punctuation a sentence ends with, in ASCII and Chinese forms.
+_STRIP = " \t\r\n\u3000'\"`“”‘’「」『』()[]{}【】《》<>.,;:!?。，、；：！？…~～"
+#: Nested lists deeper than this are not an answer to any exercise of the book.
+_MAX_DEPTH = 8
+#: Larger answers are not read element by element (their shape alone is wrong for every exercise).
+_MAX_ITEMS = 100_000
+
+
+class Unreadable(Exception):
+    """The answer cannot be read as the kind of value the exercise asks for; ``str(self)`` says why, in Chinese."""
+
+
+def show(value: Any, limit: int = 60) -> str:
+    """A short, safe description of ``value`` for feedback (never raises, never prints a huge tensor)."""
+    try:
+        shape = getattr(value, "shape", None)
+        if shape is not None and not isinstance(value, (str, bytes)):
+            size = int(np.prod(tuple(shape))) if len(tuple(shape)) else 1
+            if size > 8:
+                return f"{type(value).__name__}，形状 {tuple(int(s) for s in shape)}"
+        if callable(value) and not isinstance(value, type):
+            return f"函数 {getattr(value, '__name__', type(value).__name__)}"
+        text = repr(value)
+    except Exception:  # a reader's object whose repr fails
+        return f"一个 {type(value).__name__} 对象"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def clean_text(text: str) -> str:
+    """NFKC (full-width → ASCII), then strip spaces, quotes, brackets and trailing punctuation."""
+    return unicodedata.normalize("NFKC", text).strip(_STRIP)
+
+
+def as_text(value: Any) -> str | None:
+    """Text answers as clean text; a one-element list/tuple/array of text counts as that text.
+
+    Returns None when ``value`` is not text at all (a number, a function, …).
+    """
+    for _ in range(_MAX_DEPTH):
+        if isinstance(value, (list, tuple)) and len(value) == 1:
+            value = value[0]
+        elif isinstance(value, np.ndarray) and value.size == 1 and value.dtype.kind in "US":
+            value = value.reshape(()).item()
+        else:
+            break
+    if isinstance(value, bytes):
+        try:
+            value = value.decode("utf-8")
+        except UnicodeDecodeError:
+            return None
+    if isinstance(value, str):  # np.str_ is a str
+        return clean_text(value)
+    return None
+
+
+def lead(text: str) -> str:
+    """``text`` with a leading space if it starts with a digit, a Latin letter or a bracket.
+
+    Chinese typesetting in this book puts a space between hanzi and Latin text or digits:
+    f"答案应是{lead(form)}" gives "答案应是 4 个数" and "答案应是一个数".
+    """
+    return " " + text if text[:1].isascii() and text[:1] not in ("", " ") else text
+
+
+def _number_from_text(text: str, depth: int) -> np.ndarray:
+    stripped = unicodedata.normalize("NFKC", text).strip()
+    if stripped[:1] in "[(" and stripped[-1:] in "])":  # "[0.3, 0.33, 0.37]" typed as text
+        try:
+            value = ast.literal_eval(stripped)
+        except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+            raise Unreadable(f"收到了文字 {show(text)}，但这题要的是数值（去掉外面的引号）") from None
+        return as_array(value, _depth=depth + 1)
+    cleaned = clean_text(text).replace(" ", "").replace("−", "-").replace("_", "")
+    try:
+        return np.asarray(float(Fraction(cleaned)))
+    except (ValueError, ZeroDivisionError, OverflowError):
+        pass
+    try:
+        return np.asarray(float(cleaned))  # "nan", "inf"
+    except (ValueError, OverflowError):
+        raise Unreadable(f"收到了文字 {show(text)}，但这题要的是数值") from None
+
+
+def _from_tensor(value: Any) -> np.ndarray:
+    import torch
+
+    t = value.detach()
+    if t.is_complex():
+        raise Unreadable(f"收到了复数张量（{t.dtype}），但这题要的是实数")
+    if t.numel() > _MAX_ITEMS:
+        raise Unreadable(f"收到了 {t.numel()} 个数（{show(value)}），远多于这题要的个数")
+    if t.layout != torch.strided:
+        t = t.to_dense()
+    t = t.cpu()
+    if t.dtype == torch.bool or not t.is_floating_point() or t.dtype in (torch.bfloat16, torch.float16):
+        t = t.to(torch.float64)
+    return t.numpy().astype(float)
+
+
+def _from_ndarray(value: np.ndarray, depth: int) -> np.ndarray:
+    if value.size > _MAX_ITEMS:
+        raise Unreadable(f"收到了 {value.size} 个数（{show(value)}），远多于这题要的个数")
+    kind = value.dtype.kind
+    if kind in "biuf":
+        return value.astype(float)
+    if kind == "c":
+        raise Unreadable("收到了复数，但这题要的是实数")
+    if kind in "USO":
+        return _from_sequence(value.tolist(), depth)
+    raise Unreadable(f"收到了 dtype 为 {value.dtype} 的数组，但这题要的是数值")
+
+
+def _from_sequence(value: Any, depth: int) -> np.ndarray:
+    if not isinstance(value, (list, tuple)):
+        return as_array(value, _depth=depth + 1)
+    if len(value) > _MAX_ITEMS:
+        raise Unreadable(f"收到了 {len(value)} 个数的列表，远多于这题要的个数")
+    items = [as_array(item, _depth=depth + 1) for item in value]
+    shapes = {item.shape for item in items}
+    if len(shapes) > 1:
+        lengths = "、".join(str(len(item)) if item.ndim else "1" for item in items)
+        raise Unreadable(f"收到的嵌套列表长短不一（各项的长度依次是 {lengths}），排不成一个整齐的数组")
+    if not items:
+        return np.zeros((0,))
+    return np.stack(items)
+
+
+def as_array(value: Any, *, _depth: int = 0) -> np.ndarray:
+    """A float64 array from a number, numeric text, nested lists/tuples, an array or a tensor."""
+    if _depth > _MAX_DEPTH:
+        raise Unreadable("收到的列表嵌套得太深，不像这题的答案")
+    if value is None:
+        raise Unreadable("答案里有 None：每一项都应是一个数")
+    if isinstance(value, (bool, np.bool_)):
+        return np.asarray(float(value))
+    if isinstance(value, numbers.Real) or isinstance(value, np.number):
+        if isinstance(value, (complex, np.complexfloating)):
+            raise Unreadable(f"收到了复数 {show(value)}，但这题要的是实数")
+        try:
+            return np.asarray(float(value))
+        except (TypeError, ValueError, OverflowError):
+            raise Unreadable(f"{show(value)} 不能当作一个数") from None
+    if isinstance(value, numbers.Complex):
+        raise Unreadable(f"收到了复数 {show(value)}，但这题要的是实数")
+    if isinstance(value, (str, bytes)):
+        text = value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+        return _number_from_text(text, _depth)
+    if type(value).__module__.startswith("torch") and hasattr(value, "detach"):
+        try:
+            return _from_tensor(value)
+        except Unreadable:
+            raise
+        except Exception:  # meta tensors, exotic subclasses …
+            raise Unreadable(f"没法读出这个张量的数值：{show(value)}") from None
+    if isinstance(value, np.ndarray):
+        return _from_ndarray(value, _depth)
+    if isinstance(value, (list, tuple)):
+        return _from_sequence(value, _depth)
+    if isinstance(value, (dict, set, frozenset)) or callable(value):
+        raise Unreadable(f"收到的是 {type(value).__name__}（{show(value)}），不是数值")
+    try:  # anything else that knows how to become an array (pandas, jax, ...) or a float
+        array = np.asarray(value)
+    except Exception:
+        array = None
+    if array is not None and array.dtype.kind in "biufUSO" and array.dtype != object:
+        return _from_ndarray(array, _depth)
+    try:
+        number = float(value)
+    except Exception:
+        raise Unreadable(f"收到的是 {type(value).__name__}（{show(value)}），不是数值") from None
+    if math.isnan(number) and not isinstance(value, float):
+        raise Unreadable(f"收到的是 {type(value).__name__}（{show(value)}），不是数值")
+    return np.asarray(number)
+
+
+def shape_words(shape: tuple[int, ...]) -> str:
+    """A shape in words a reader knows: () → 一个数, (3,) → 3 个数, (2, 3) → 2 行、每行 3 个数."""
+    if shape == ():
+        return "一个数"
+    if len(shape) == 1:
+        return f"{shape[0]} 个数"
+    if len(shape) == 2:
+        return f"{shape[0]} 行、每行 {shape[1]} 个数（嵌套列表）"
+    return "形状为 " + " × ".join(str(s) for s in shape) + " 的数组"
