@@ -13,7 +13,7 @@ from .book import (MultiHeadSelfAttention, SelfAttention, causal_mask, padding_m
                    scaled_dot_product_attention, sinusoidal_positional_encoding)
 from .runtime import setup, torch_state
 from ._notebook import glue
-from .exercises import check
+from .exercises import check, report
 from ._fonts import FONT_FAMILY, font_path, register_font
 from .plots import heatmap, heatmap_grid, split_heads_diagram
 from .sliders import Slider, slider, static_mode
@@ -27,6 +27,6 @@ except _metadata.PackageNotFoundError:  # a source tree on sys.path, not install
 __all__ = [
     "AttnBookError", "FONT_FAMILY", "MultiHeadSelfAttention", "SelfAttention", "Slider",
     "cat_eats_fish", "causal_mask", "check", "font_path", "glue", "heatmap", "heatmap_grid",
-    "padding_mask", "register_font", "scaled_dot_product_attention", "setup",
+    "padding_mask", "register_font", "report", "scaled_dot_product_attention", "setup",
     "sinusoidal_positional_encoding", "slider", "split_heads_diagram", "static_mode", "torch_state",
 ]

@@ -7,7 +7,8 @@ Standard library only, so the Makefile can run it before the venv exists.
 
 * ``NOTEBOOKS``: every ``.ipynb`` listed in _toc.yml, in book order (chapters, then appendix).
 * ``BOOK_ENV``: ATTNBOOK_STATIC=1 (sliders render as precomputed frames, so outputs are
-  deterministic) and matplotlib's "Glyph … missing from font" warning as an error.
+  deterministic), matplotlib's "Glyph … missing from font" warning as an error, and
+  ATTNBOOK_RECORD=0 (``attnbook.check`` writes no results file next to the book's own notebooks).
 * ``EXECUTION_TIMEOUT``: per-cell timeout in seconds, from _config.yml (execute: timeout).
 """
 from __future__ import annotations
@@ -18,7 +19,8 @@ import re
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 
-BOOK_ENV: dict[str, str] = {"ATTNBOOK_STATIC": "1", "PYTHONWARNINGS": "error:Glyph:UserWarning"}
+BOOK_ENV: dict[str, str] = {"ATTNBOOK_STATIC": "1", "PYTHONWARNINGS": "error:Glyph:UserWarning",
+                            "ATTNBOOK_RECORD": "0"}
 
 
 def _toc_notebooks() -> list[pathlib.Path]:

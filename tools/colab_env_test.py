@@ -122,6 +122,7 @@ def main() -> int:
     root = args.root.resolve()
     os.environ.pop("ATTNBOOK_STATIC", None)
     os.environ["PYTHONWARNINGS"] = "error:Glyph:UserWarning"
+    os.environ["ATTNBOOK_RECORD"] = "0"  # no attnbook_results.jsonl next to the reader edition
     os.environ["PYDEVD_DISABLE_FILE_VALIDATION"] = "1"  # ipykernel 6.17's debugger chatter on 3.11
 
     import IPython, ipykernel, ipywidgets, matplotlib, numpy, pandas, PIL, torch  # noqa: E401

@@ -9,8 +9,9 @@ import importlib
 import pkgutil
 
 from ._core import EXERCISES, Expected, Mistake, check, exercise
+from ._record import report
 
-__all__ = ["EXERCISES", "Expected", "Mistake", "check", "exercise", "load_all"]
+__all__ = ["EXERCISES", "Expected", "Mistake", "check", "exercise", "load_all", "report"]
 
 
 def load_all() -> dict:

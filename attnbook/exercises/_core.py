@@ -16,6 +16,7 @@ import numpy as np
 
 from .._errors import AttnBookError
 from ..runtime import torch_state
+from . import _record
 from ._answers import Unreadable, as_array, as_text, lead, show, shape_words
 
 
@@ -219,8 +220,13 @@ def _judge(expected: Expected, answer: Any) -> tuple[bool, str]:
     return _judge_number(expected, answer)
 
 
-def check(key: str, answer: Any, *, quiet: bool = False) -> bool:
-    """Check a reader's answer to exercise ``key``; print feedback in Chinese; return True if right."""
+def check(key: str, answer: Any, *, quiet: bool = False, record: bool = True) -> bool:
+    """Check a reader's answer to exercise ``key``; print feedback in Chinese; return True if right.
+
+    Each call is also written to ``attnbook_results.jsonl`` next to the notebook (``_record.py``;
+    ``record=False`` or ``ATTNBOOK_RECORD=0`` turns that off), which ``attnbook.report()`` and
+    ``python -m attnbook.collect`` read.
+    """
     from . import load_all
 
     load_all()
@@ -241,11 +247,16 @@ def check(key: str, answer: Any, *, quiet: bool = False) -> bool:
             expected = _expected(key)
             if answer is None or answer is Ellipsis:
                 say(f"练习 {key}（{ex.title}）：还没有作答。{expected.unanswered}")
+                if record:
+                    _record.record(key, answered=False, ok=False)
                 return False
             ok, feedback = _judge(expected, answer)
     except Exception as error:  # the checker's own bug: say so in Chinese, never a traceback
         say(f"✗ 练习 {key}：{INTERNAL_ERROR}：{type(error).__name__}: {show(error, 200)}")
         return False
+    if record:
+        hints = {m.hint for m in expected.mistakes}
+        _record.record(key, answered=True, ok=ok, mistake=None if ok else _record.mistake_label(feedback, hints))
     if ok:
         say(f"✓ 练习 {key} 正确！{feedback}".rstrip())
     else:
