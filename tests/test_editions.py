@@ -171,3 +171,14 @@ def test_student_edition_has_no_outputs_and_no_solutions(student):
                    for p in editions.source_pages()
                    for c in json.loads(p.read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code")
     assert exercises == expected > 40
+    # a worksheet's answer key (cells tagged answer-key) stays with the teacher
+    keys = 0
+    for source in editions.source_pages():
+        cells = json.loads(source.read_text(encoding="utf-8"))["cells"]
+        student_code = "\n".join("".join(c["source"]) for c in json.loads(
+            (student / source.relative_to(ROOT)).read_text(encoding="utf-8"))["cells"] if c["cell_type"] == "code")
+        for cell in cells:
+            if "answer-key" in cell["metadata"].get("tags", []):
+                keys += 1
+                assert "".join(cell["source"]) not in student_code, source
+    assert keys >= 10

@@ -12,9 +12,9 @@
   ``jupyter.source_hidden``/``outputs_hidden``, Colab's form view with a ``#@title``) and their
   outputs dropped; ``hide-input`` cells show only their output; ``remove-cell`` cells are left out.
   The Colab and download buttons of the site point here.
-* **student edition**: the same text with no outputs and no solutions: reference-solution cells
-  and solution dropdowns removed, hints kept (closed); every exercise cell (``answer = None`` and
-  its ``attnbook.check``) stays.
+* **student edition**: the same text with no outputs and no solutions: reference-solution cells,
+  answer-key cells (tag ``answer-key``: the classroom pack's) and solution dropdowns removed, hints
+  kept (closed); every exercise cell (``answer = None`` and its ``attnbook.check``) stays.
 * **teacher's copy**: the source notebooks in chapters/, as they are.
 
 The folders mirror the source's (``chapters/``, ``appendix/``), so the links between notebooks
@@ -38,6 +38,9 @@ import myst_render  # noqa: E402
 ROOT = book.ROOT
 READER = ROOT / "notebooks"
 SOLUTION_TAGS = {"hide-cell"}
+#: Code that computes a worksheet's or quiz's answer key (the classroom pack): shown in the reader
+#: edition and on the site, left out of the student edition.
+ANSWER_KEY_TAGS = {"answer-key"}
 REMOVE_TAGS = {"remove-cell"}
 NO_INPUT_TAGS = {"hide-input", "remove-input"}
 EDITION_TAGS = {"hide-cell", "hide-input", "remove-input", "remove-cell", "hide-output", "remove-output"}
@@ -125,6 +128,8 @@ def make_edition(path: pathlib.Path, edition: str, ctx: myst_render.Book) -> dic
             meta["tags"] = keep_tags
         source = _text(cell)
         outputs = [o for o in cell.get("outputs", []) if not _is_glue_record(o)]
+        if tags & ANSWER_KEY_TAGS and edition == "student":
+            continue
         if tags & SOLUTION_TAGS:
             if edition == "student":
                 continue
