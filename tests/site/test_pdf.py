@@ -202,8 +202,10 @@ def test_every_reference_solution_prints_labelled(text):
     assert len(solutions) >= 40
     flat = _squash(text)
     assert flat.count("参考解答（练习") == len(solutions)
-    for ids in solutions:
-        assert flat.count(_squash(_solution_label(ids))) == 1, _solution_label(ids)
+    # once per cell that checks it (the homework repeats some chapters' exercises)
+    expected = collections.Counter(_squash(_solution_label(ids)) for ids in solutions)
+    for label, n in expected.items():
+        assert flat.count(label) == n, label
 
 
 def _unique_code_line(source: str, counts: collections.Counter) -> str | None:
