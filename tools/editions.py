@@ -123,7 +123,7 @@ def make_edition(path: pathlib.Path, edition: str, ctx: myst_render.Book) -> dic
         if cell["cell_type"] != "code":
             continue
         meta: dict = {}
-        keep_tags = sorted(tags - EDITION_TAGS)
+        keep_tags = sorted(t for t in tags - EDITION_TAGS if not t.startswith("slides-"))  # deck picks
         if keep_tags:
             meta["tags"] = keep_tags
         source = _text(cell)

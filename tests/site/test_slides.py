@@ -1,17 +1,31 @@
-"""The reveal.js decks (tools/make_slides.py, `make slides`) in headless Chromium, offline."""
+"""The reveal.js decks (tools/make_slides.py, `make slides`) in headless Chromium, offline: one per
+chapter, and the two decks of the teacher's 2 × 45 minute plan (session1, session2)."""
 from __future__ import annotations
 
+import functools
+import importlib.util
 import pathlib
 import re
+import sys
 from html import unescape
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
+SESSIONS = ("session1", "session2")
 
 
 def decks(site) -> list:
     return sorted((site / "slides").glob("*.slides.html"))
+
+
+@functools.lru_cache(maxsize=None)
+def make_slides():
+    spec = importlib.util.spec_from_file_location("make_slides", ROOT / "tools" / "make_slides.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("make_slides", module)  # its dataclasses look their module up
+    spec.loader.exec_module(module)
+    return module
 
 
 @pytest.fixture(scope="module")
@@ -24,6 +38,8 @@ def slides(site):
 def test_every_chapter_has_a_deck_and_reveal_is_served_with_the_site(slides):
     for notebook in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
         assert (slides / f"{notebook.stem}.slides.html").exists(), notebook.name
+    for name in SESSIONS:  # the decks of the teacher's 2 × 45 minute plan
+        assert (slides / f"{name}.slides.html").exists(), name
     for part in ["dist/reveal.js", "dist/reveal.css", "dist/theme/white.css", "plugin/notes/notes.js", "LICENSE"]:
         assert (slides / "revealjs" / part).exists(), part
     index = (slides / "index.html").read_text(encoding="utf-8")
@@ -43,11 +59,15 @@ def test_solutions_are_speaker_notes_not_slides(slides):
     if not deck.exists():
         pytest.skip("没有第 4 章的幻灯片")
     html = deck.read_text(encoding="utf-8")
-    assert '<aside class="notes">' in html  # {dropdown} hints and solutions
-    text = unescape(re.sub(r"<[^>]+>", "", html))  # code is split into highlighted spans
-    assert "google.colab" not in text  # the setup cell is left out
-    assert 'attnbook.check("04-1", answer)' in text  # the exercise ...
-    assert "answer = torch.softmax" not in text  # ... but not its reference solution (hide-cell)
+    notes = re.findall(r'<aside class="notes">(.*?)</aside>', html, flags=re.S)
+    assert notes  # {dropdown} hints and solutions, and the reference-solution cells
+    def text(part: str) -> str:
+        return unescape(re.sub(r"<[^>]+>", "", part))  # code is split into highlighted spans
+    shown = text(re.sub(r'<aside class="notes">.*?</aside>', "", html, flags=re.S))
+    assert "google.colab" not in shown  # the setup cell is left out
+    assert 'attnbook.check("04-1", answer)' in shown  # the exercise ...
+    assert "answer = torch.softmax" not in shown  # ... but not its reference solution (hide-cell) ...
+    assert "answer = torch.softmax" in text("".join(notes))  # ... which the teacher has in the notes
 
 
 def test_every_chapter_page_links_its_deck(site, slides):
@@ -83,13 +103,95 @@ def test_step_through_a_deck(page, server, slides):
 
 def test_every_deck_was_built_from_the_current_notebook(slides):
     """make_slides reuses a deck whose inputs have not changed; the key it stored for each deck must be
-    that of today's notebook, script and nbconvert (else a stale deck would be shipped)."""
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("make_slides", ROOT / "tools" / "make_slides.py")
-    make_slides = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make_slides)
+    that of today's notebook(s), script, MyST renderer and nbconvert (else a stale deck would be shipped)."""
     keys = slides.parent.parent / ".cache" / "slides"
     for notebook in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
         stored = keys / f"{notebook.stem}.sha256"
-        assert stored.exists() and stored.read_text() == make_slides.deck_key(notebook), notebook.name
+        assert stored.exists() and stored.read_text() == make_slides().deck_key(notebook), notebook.name
+    for name in SESSIONS:
+        stored = keys / f"{name}.sha256"
+        assert stored.exists() and stored.read_text() == make_slides().deck_key(name), name
+
+
+#: One call per deck: every slide (every sub-slide of every stack) is shown with Reveal.slide(h, v) and
+#: measured once the fonts, MathJax and the figures are in. A slide overflows when its own box scrolls
+#: or when any element in it (a table, a figure, a formula, a code block) reaches past the slide's
+#: edge, even inside a box that scrolls or clips. Body text is the prose of the Markdown cells.
+PROJECTOR_JS = r"""
+async () => {
+  await document.fonts.ready;
+  if (window.MathJax && MathJax.startup && MathJax.startup.promise) await MathJax.startup.promise;
+  await Promise.all([...document.images].map(i => i.complete ? 0 : new Promise(r => { i.onload = i.onerror = r; })));
+  const scale = Reveal.getScale();
+  const out = {scale, overflow: [], font: 1e9, fontAt: '', sliders: [], raw: [], merror: 0, slides: 0};
+  const inside = 'pre *, mjx-container *, aside, aside *, .attnbook-controls *';
+  [...document.querySelectorAll('.reveal .slides > section')].forEach((stack, h) => {
+    const leaves = [...stack.querySelectorAll(':scope > section')];
+    (leaves.length ? leaves : [stack]).forEach((slide, v) => {
+      Reveal.slide(h, v);
+      out.slides += 1;
+      const box = slide.getBoundingClientRect();
+      let worst = slide.scrollHeight - slide.clientHeight, what = 'the slide itself';
+      for (const el of slide.querySelectorAll('*')) {
+        if (el.matches(inside)) continue;
+        const r = el.getBoundingClientRect();
+        if (!r.width && !r.height) continue;
+        const past = Math.max(r.right - box.right, r.bottom - box.bottom) / scale;
+        if (past > worst) { worst = past; what = `<${el.tagName.toLowerCase()}> ${el.textContent.trim().slice(0, 40)}`; }
+      }
+      if (worst > 2) out.overflow.push(`${h + 1}.${v} (${Math.round(worst)} px: ${what})`);
+      for (const p of slide.querySelectorAll('.jp-RenderedMarkdown p, .jp-RenderedMarkdown li')) {
+        if (p.closest('aside')) continue;
+        const size = parseFloat(getComputedStyle(p).fontSize) * scale;
+        if (size < out.font) { out.font = size; out.fontAt = `${h + 1}.${v} ${p.textContent.trim().slice(0, 20)}`; }
+      }
+      if (slide.querySelector('.attnbook-slider') && !slide.querySelector('.jp-RenderedMarkdown p'))
+        out.sliders.push(`${h + 1}.${v}`);
+    });
+  });
+  // what the Markdown says (slides and speaker notes), without code: no MyST, no glue keys
+  for (const md of document.querySelectorAll('.jp-RenderedMarkdown')) {
+    const walker = document.createTreeWalker(md, NodeFilter.SHOW_TEXT);
+    let text = '';
+    while (walker.nextNode()) {
+      if (!walker.currentNode.parentElement.closest('code, pre, mjx-container')) text += walker.currentNode.textContent;
+    }
+    for (const m of text.matchAll(/\{(?:glue(?::\w+)?|term|ref|numref|doc|math|eq|dropdown|admonition|note|tip|warning|important)\}|(?:^|\n)\s*(?:```|:::)\{|\b[A-Za-z_]\w*:\.\d+[a-z%]/g))
+      out.raw.push(text.slice(Math.max(0, m.index - 20), m.index + 30).trim());
+  }
+  out.merror = document.querySelectorAll('mjx-merror').length;
+  return out;
+}
+"""
+
+
+@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
+def test_every_slide_fits_a_projector(browser, server, slides, size):
+    """Every deck (chapters and the 2 × 45 minute plan) at two projector resolutions: no slide overflows,
+    body text is drawn at 28 px or more (at 1280 × 720), a slider shares its slide with its instruction,
+    and no glue key or MyST reaches a slide or a speaker note."""
+    width, height = size
+    context = browser.new_context(viewport={"width": width, "height": height})
+    page = context.new_page()
+    problems, fonts, total = [], [], 0
+    for deck in decks(slides.parent):
+        page.goto(f"{server}/slides/{deck.name}", wait_until="load")
+        page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=15_000)
+        found = page.evaluate(PROJECTOR_JS)
+        total += found["slides"]
+        if found["overflow"]:
+            problems.append(f"{deck.name}：{len(found['overflow'])} 张幻灯片放不下（第 h.v 张）："
+                            + "；".join(found["overflow"][:6]))
+        if found["sliders"]:
+            problems.append(f"{deck.name}：滑块和它的说明不在同一张幻灯片上：{found['sliders']}")
+        if found["raw"]:
+            problems.append(f"{deck.name}：没有渲染的 MyST 或 glue 键：{found['raw'][:5]}")
+        if found["merror"]:
+            problems.append(f"{deck.name}：{found['merror']} 个公式排版出错")
+        if size == (1280, 720):
+            fonts.append(found["font"])
+            if found["font"] < 28:
+                problems.append(f"{deck.name}：正文字号 {found['font']:.1f} px < 28 px（{found['fontAt']}）")
+    context.close()
+    assert total > 0
+    assert not problems, f"{width}×{height}：\n" + "\n".join(problems)
