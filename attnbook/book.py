@@ -206,20 +206,37 @@ def in_triangle(points, triangle, tol=1e-12):
 
 
 def check_mask(mask: torch.Tensor, scores_shape: torch.Size) -> None:
-    """检查 mask 是否合本书的约定（True/1 = 保留，False/0 = 屏蔽）；不合格就抛出中文的 AttnBookError。
+    """检查掩码是否合本书的约定（True/1 = 保留，False/0 = 屏蔽）；不合格就抛出中文的 AttnBookError。
 
-    1. 取值：布尔，或只含 0 和 1 的整数/浮点张量。含 −∞ 等其他值的浮点 mask 是“加性 mask”，
-       照 0/1 去读会把保留和屏蔽读反，所以拒绝；全是 0 的浮点 mask 也有这种歧义，同样拒绝。
-    2. 形状：能广播到分数的形状 scores_shape，而且不能把它撑大（原文的 masked_fill 会悄悄撑大）。
+    1. 取值：布尔，或只含 0 和 1 的整数/浮点张量。含负数（−∞、−1e9……）或全是 0 的浮点掩码
+       像是“加性掩码”，照 0/1 去读会把保留和屏蔽读反，所以拒绝；其他取值也拒绝。
+    2. 维数：一维 [seq_len_k]、二维 [seq_len_q, seq_len_k]，或与分数一样多维。
+       三维掩码配四维分数时，广播从右对齐，batch 那一维会被当成 num_heads。
+    3. 形状：能广播到分数的形状 scores_shape，而且不能把它撑大。
     """
     if not isinstance(mask, torch.Tensor):
         raise fail("mask", mask, "一个张量（布尔，True = 保留）")
-    if mask.dtype != torch.bool:
-        zero_one = not mask.is_complex() and bool(((mask == 0) | (mask == 1)).all())
-        if not zero_one or (mask.is_floating_point() and not (mask == 1).any()):
-            raise fail("mask", mask, f"布尔 mask（True = 保留），或只含 0/1 的张量；这个 {mask.dtype} 的 mask "
-                       "含有 0/1 以外的值（例如 −inf）或全是 0，像是 SDPA 的加性 mask（0 = 保留，−inf = 屏蔽），"
-                       "照 0/1 读会把保留和屏蔽读反。请先转成布尔：mask = (additive_mask == 0)")
+    want = "布尔掩码（True = 保留），或只含 0/1 的张量"
+    if mask.is_complex():
+        raise fail("mask", mask, f"{want}；收到的是复数张量")
+    if mask.dtype != torch.bool and mask.numel() > 0:
+        zero_one = bool(((mask == 0) | (mask == 1)).all())
+        negative = bool((mask < 0).any())
+        if mask.is_floating_point() and (negative or not (mask == 1).any()):
+            found = "含有负数（例如 −inf）" if negative else "全是 0"
+            raise fail("mask", mask, f"{want}；这个 {mask.dtype} 的掩码{found}，像是 SDPA 的加性掩码"
+                       "（0 = 保留，−inf 或很大的负数 = 屏蔽），照 0/1 读会把保留和屏蔽读反。"
+                       "请先转成布尔：mask = (additive_mask == 0)")
+        if not zero_one:
+            other = mask[(mask != 0) & (mask != 1)].flatten()[0].item()
+            raise fail("mask", mask, f"{want}；这个 {mask.dtype} 的掩码含有 0、1 以外的值"
+                       f"（例如 {other:g}）。本书的掩码只分保留和屏蔽：若非 0 的位置都该保留，"
+                       "用 mask != 0 转成布尔")
+    if 2 < mask.dim() < len(scores_shape):
+        raise fail("mask", mask, f"与注意力分数 {tuple(scores_shape)} 一样多维的掩码，"
+                   "或一维 [seq_len_k]、二维 [seq_len_q, seq_len_k]。少了维度时广播从右边对齐，"
+                   "batch 那一维会被当成 num_heads；单头的 [batch, 1, seq_len] 交给多头时"
+                   "写成 mask[:, None]，即 [batch, 1, 1, seq_len]")
     try:
         shape = torch.broadcast_shapes(mask.shape, scores_shape)
     except RuntimeError:
@@ -238,7 +255,7 @@ def scaled_dot_product_attention(
     Q: [..., seq_len_q, d_k]；K: [..., seq_len_k, d_k]；V: [..., seq_len_k, d_v]
     （“...”是任意多个前导维，例如 [batch] 或 [batch, num_heads]）。
     mask: 能广播到 [..., seq_len_q, seq_len_k]；布尔 True（或 1）= 保留，False（或 0）= 屏蔽，
-    与 SDPA 的布尔 mask 相同；加性浮点 mask 会被拒绝（见 check_mask）。
+    与 SDPA 的布尔掩码相同；加性浮点掩码会被拒绝（见 check_mask）。
     返回 (out [..., seq_len_q, d_v], attn_weights [..., seq_len_q, seq_len_k])。
     某个查询的键全被屏蔽时，它那一行是 NaN（见第 9 章“整行被遮”）。
     """
@@ -252,7 +269,7 @@ def scaled_dot_product_attention(
         check_mask(mask, scores.shape)
         if mask.device != scores.device:
             raise fail("mask", mask, f"与 Q 在同一设备（{scores.device}）上，它却在 {mask.device}；"
-                       "建 mask 时传 device=Q.device，或用 mask.to(Q.device)")
+                       "建掩码时传 device=Q.device，或用 mask.to(Q.device)")
         keep = mask if mask.dtype == torch.bool else mask == 1
         scores = scores.masked_fill(~keep, float("-inf"))  # False = 屏蔽
     attn_weights = torch.softmax(scores, dim=-1)  # [..., seq_len_q, seq_len_k]，每行和为 1
@@ -373,7 +390,7 @@ def causal_mask(seq_len: int, *, device: torch.device | str | None = None,
     """因果掩码：查询 i 只能看键 0..i，对角线（自己）保留。形状 [1, 1, seq_len, seq_len]。
 
     dtype=torch.bool（默认）：True = 保留，给本书的函数和 SDPA 用。
-    dtype 为浮点类型：加性 mask，0 = 保留、−inf = 屏蔽；SDPA 和 nn.MultiheadAttention 对加性 mask
+    dtype 为浮点类型：加性掩码，0 = 保留、−inf = 屏蔽；SDPA 和 nn.MultiheadAttention 对加性掩码
     的理解相同（加到分数上），不必操心布尔的极性。
     device：在模型所在的设备上直接建，免得 CPU/GPU 不一致。
     所有句子、所有头的因果掩码都一样，所以第 0、1 维是 1：靠广播用到 [batch, num_heads, seq_len, seq_len] 上。
@@ -381,7 +398,7 @@ def causal_mask(seq_len: int, *, device: torch.device | str | None = None,
     if isinstance(seq_len, bool) or not hasattr(seq_len, "__index__") or seq_len < 1:
         raise fail("seq_len", seq_len, "正整数")
     if not isinstance(dtype, torch.dtype) or not (dtype == torch.bool or dtype.is_floating_point):
-        raise fail("dtype", dtype, "torch.bool（True = 保留）或浮点类型（加性 mask：0 = 保留，−inf = 屏蔽）")
+        raise fail("dtype", dtype, "torch.bool（True = 保留）或浮点类型（加性掩码：0 = 保留，−inf = 屏蔽）")
     ones = torch.ones(seq_len, seq_len, dtype=torch.bool, device=device)
     future = torch.triu(ones, diagonal=1)[None, None]  # 严格上三角 = 未来，对角线不在其中
     if dtype == torch.bool:
@@ -437,7 +454,8 @@ class TinyPositionModel(nn.Module):
 
     kind: "sinusoidal"（正弦编码，无参数）或 "learned"（nn.Embedding(max_len, d_model) 位置表）。
     forward(tokens [batch, seq_len], past_end="error") -> logits [batch, seq_len, vocab]。
-    past_end 只对 "learned" 有意义，决定 seq_len > max_len 时怎么办："error"（照常查表，抛 IndexError）、
+    past_end 只对 "learned" 有意义，决定 seq_len > max_len 时怎么办："error"（照常查表：
+    CPU 上抛 IndexError，CUDA 上是设备端断言失败）、
     "clamp"（超出的位置都用最后一行）、"untrained"（补上按 nn.Embedding 默认方式随机初始化、从未训练过的行）。
     """
 
@@ -461,7 +479,7 @@ class TinyPositionModel(nn.Module):
             return sinusoidal_positional_encoding(seq_len, self.d_model, device=device, dtype=self.tok.weight.dtype)
         pos = torch.arange(seq_len, device=device)
         if past_end == "error" or seq_len <= self.max_len:
-            return self.pos(pos)  # seq_len > max_len 时：IndexError: index out of range in self
+            return self.pos(pos)  # seq_len > max_len 时（CPU）：IndexError
         if past_end == "clamp":
             return self.pos(pos.clamp(max=self.max_len - 1))
         extra = torch.randn(seq_len - self.max_len, self.d_model, generator=torch.Generator().manual_seed(12345))

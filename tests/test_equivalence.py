@@ -6,8 +6,10 @@ arbitrary per-sentence masks, float32 and float64. Masks follow the book's conve
 
 Fully masked rows are not equal across implementations, and the tests pin down what each does
 (see chapter 07/09): ours gives NaN (-inf + softmax, as the article); SDPA gives a zero row;
-nn.MultiheadAttention gives NaN when it returns weights and a zero attention output (so the
-layer's output equals out_proj.bias) when need_weights=False.
+nn.MultiheadAttention, outside its inference fast path (these tests run it in training mode with
+autograd on), gives NaN when it returns weights and a zero attention output (so the layer's output
+equals out_proj.bias) when need_weights=False; the fast path gives NaN whatever need_weights is
+(tests/unit/test_reference_attention.py).
 """
 from __future__ import annotations
 
@@ -191,7 +193,8 @@ def test_fully_masked_rows_documented_behaviour(shape, dtype):
     assert (sdpa[dead] == 0).all()
     torch.testing.assert_close(sdpa[~dead], heads_out[~dead], **TOL[dtype])
 
-    # nn.MultiheadAttention: NaN with need_weights=True; zero attention output (= out_proj.bias) without
+    # nn.MultiheadAttention (training mode, no fast path): NaN with need_weights=True; zero attention output
+    # (= out_proj.bias) without
     kwargs = to_mha_kwargs(mask, batch, num_heads, seq_len)
     ref_out, ref_weights = ref(x, x, x, average_attn_weights=False, **kwargs)
     assert torch.isnan(ref_weights[dead]).all() and torch.isnan(ref_out[dead[:, 0]]).all()

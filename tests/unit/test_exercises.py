@@ -229,8 +229,10 @@ def test_a_fix_with_nan_gradients_fails_09_7(capsys, wrong):
 
 def test_uniform_dead_rows_are_a_convention_not_a_leak(capsys):
     """part3 B3-03: −1e9 gives uniform dead rows; harmless to real tokens, only against this exercise's rule."""
-    ok, out = _said(capsys, "09-7", zoo.bug_5)
+    ok, out = _said(capsys, "09-7", zoo.tempting_5)
     assert not ok and "不符合本题的约定" in out and "泄漏" not in out
+    ok, out = _said(capsys, "09-7", zoo.bug_5)  # the chapter's bug: −∞ alone, NaN rows
+    assert not ok and "bug ⑤" in out
     ok, out = _said(capsys, "09-7", zoo.sees_itself)
     assert not ok and "补救 1" in out
 

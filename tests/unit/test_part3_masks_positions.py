@@ -355,9 +355,11 @@ BUGS = {  # key: (buggy function, [recognisable wrong fixes], symptom words)
                                            & (~torch.ones(6, 6, dtype=torch.bool).triu() | (torch.arange(6)[:, None] + torch.arange(6) == 0)),
                                            Q.size(-1) ** -0.5)],
               ["对角线"]),
-    "09-7": (lambda Q, K, V, n: _written(Q, K, V, _keep(n, Q.size(-2)), Q.size(-1) ** -0.5, fill=-1e9, zero_rows=False),
-              [lambda Q, K, V, n: _written(Q, K, V, _keep(n, Q.size(-2)), Q.size(-1) ** -0.5, zero_rows=False)],
-              ["整行被遮"]),
+    # bug ⑤ as the chapter prints it since part3 B3-03: −∞ and no zeroing, as the cited reports (NaN rows and
+    # gradients); −1e9 (uniform rows) is the tempting fix, rejected as a convention of this exercise, not a leak
+    "09-7": (lambda Q, K, V, n: _written(Q, K, V, _keep(n, Q.size(-2)), Q.size(-1) ** -0.5, zero_rows=False),
+              [lambda Q, K, V, n: _written(Q, K, V, _keep(n, Q.size(-2)), Q.size(-1) ** -0.5, fill=-1e9, zero_rows=False)],
+              ["整行被遮", "NaN", "梯度"]),
 }
 
 

@@ -64,6 +64,23 @@ def test_mask_may_not_enlarge_the_scores():
     assert out.shape == (2, 5, 8) and (weights[1, :, 3:] == 0).all()
 
 
+def test_mask_may_not_lack_a_dimension():
+    """part3 B3-09: a single-head [batch, 1, L] mask on multi-head scores right-aligns to [1, batch, 1, L];
+    with batch == num_heads it was applied per head, silently. Masks of 1 or 2 dims stay allowed."""
+    layer = attnbook.MultiHeadSelfAttention(8, num_heads=2)
+    x = torch.randn(2, 5, 8)
+    pad = attnbook.padding_mask([3, 5], 5)  # [2, 1, 1, 5]
+    with pytest.raises(attnbook.AttnBookError, match=r"mask\[:, None\]") as info:
+        layer(x, pad[:, 0])  # [batch, 1, L] with batch == num_heads
+    assert "num_heads" in str(info.value) and "参数 `mask`" in str(info.value)
+    with pytest.raises(attnbook.AttnBookError, match="一样多维"):
+        attnbook.MultiHeadSelfAttention(8, num_heads=4)(x, pad[:, 0])  # batch ≠ num_heads: same advice
+    torch.testing.assert_close(layer(x, pad[:, 0][:, None])[0], layer(x, pad)[0])  # the advice works
+    causal = attnbook.causal_mask(5)
+    torch.testing.assert_close(layer(x, causal[0, 0])[0], layer(x, causal)[0])  # [L, L] is still fine
+    torch.testing.assert_close(layer(x, pad[0, 0, 0])[0][:1], layer(x, pad)[0][:1])  # so is [L]
+
+
 def test_self_attention_shapes_defaults_and_bad_input():
     layer = attnbook.SelfAttention(16, d_k=4, d_v=8)
     assert (layer.d_k, layer.d_v) == (4, 8)
@@ -140,8 +157,28 @@ def test_float_masks_zero_one_accepted_additive_rejected_in_chinese():
     for bad in (torch.zeros(4, 4), torch.full((4, 4), 0.5), torch.tensor([[2] * 4] * 4)):
         with pytest.raises(attnbook.AttnBookError, match="mask"):
             attnbook.scaled_dot_product_attention(Q, K, V, bad)
+    finite = torch.zeros(4, 4).masked_fill(~keep, torch.finfo(torch.float32).min)  # additive with finfo.min
+    with pytest.raises(attnbook.AttnBookError, match="additive_mask == 0"):
+        attnbook.scaled_dot_product_attention(Q, K, V, finite)
     with pytest.raises(attnbook.AttnBookError, match="张量"):
         attnbook.scaled_dot_product_attention(Q, K, V, [[1, 0], [1, 1]])
+
+
+@pytest.mark.parametrize("bad", [torch.tensor([2, 1, 1, 0]), torch.tensor([0.5, 1.0, 1.0, 0.0])])
+def test_non_binary_masks_are_not_called_additive(bad):
+    """part3 B3-12: `additive_mask == 0` would invert an integer mask such as [2, 1, 1, 0]."""
+    Q = torch.randn(4, 3)
+    with pytest.raises(attnbook.AttnBookError) as info:
+        attnbook.scaled_dot_product_attention(Q, Q, Q, bad)
+    message = str(info.value)
+    assert "mask != 0" in message and "additive_mask == 0" not in message and "加性" not in message
+    assert ("例如 2" in message) if bad.dtype == torch.int64 else ("例如 0.5" in message)
+
+
+def test_an_empty_mask_on_an_empty_sequence_is_fine():
+    Q = torch.randn(0, 3)
+    out, _ = attnbook.scaled_dot_product_attention(Q, Q, Q, torch.zeros(0))
+    assert out.shape == (0, 3)
 
 
 def test_mask_on_another_device_is_a_chinese_error():
@@ -190,6 +227,23 @@ def test_minus_1e9_overflows_in_half_precision_finfo_min_does_not():
     assert safe[0].tolist() == [1.0, 0.0, 0.0] and safe[1, 2] == 0
 
 
+def test_sdpa_zeroes_a_fully_masked_row_only_for_bool_and_minus_inf_masks():
+    """part3 B3-05: SDPA (torch >= 2.5) outputs 0 for a row that is all False / all −inf; with an additive mask of
+    finite values (finfo.min, −1e9) the row's scores are all equal and it outputs the mean of V."""
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 2, 3, 4).unbind(0)
+    keep = torch.tensor([[False, False, False], [True, True, False], [True, True, True]])
+    rows = {}
+    for name, fill in [("-inf", float("-inf")), ("finfo.min", torch.finfo(torch.float32).min), ("-1e9", -1e9)]:
+        rows[name] = F.scaled_dot_product_attention(q, k, v, attn_mask=torch.zeros(3, 3).masked_fill(~keep, fill))
+    rows["bool"] = F.scaled_dot_product_attention(q, k, v, attn_mask=keep)
+    assert (rows["bool"][:, 0] == 0).all() and (rows["-inf"][:, 0] == 0).all()
+    for name in ("finfo.min", "-1e9"):
+        torch.testing.assert_close(rows[name][:, 0], v.mean(-2))
+    for out in rows.values():
+        torch.testing.assert_close(out[:, 1:], rows["bool"][:, 1:])
+
+
 def _left_padded_layer():
     torch.manual_seed(0)
     layer = attnbook.MultiHeadSelfAttention(16, num_heads=2)
@@ -210,7 +264,7 @@ def test_fully_masked_rows_poison_gradients_even_outside_the_loss():
     assert l2[0].isnan().all(-1).all() and not l2[1].isnan().any()
 
 
-@pytest.mark.parametrize("remedy", ["see_self", "where", "sdpa"])
+@pytest.mark.parametrize("remedy", ["see_self", "where", "sdpa", "finfo_min"])
 def test_remedies_keep_gradients_finite(remedy):
     layer, real, keep, x = _left_padded_layer()
     x = x.requires_grad_()
@@ -220,6 +274,9 @@ def test_remedies_keep_gradients_finite(remedy):
     elif remedy == "where":
         w = torch.softmax((Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))).masked_fill(~keep, float("-inf")), -1)
         heads = torch.where(keep.any(-1, keepdim=True), w, 0.0) @ V
+    elif remedy == "finfo_min":  # uniform dead rows: harmless to the real tokens (part3 B3-03)
+        s = (Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))).masked_fill(~keep, torch.finfo(Q.dtype).min)
+        heads = torch.softmax(s, -1) @ V
     else:
         heads = F.scaled_dot_product_attention(Q, K, V, attn_mask=keep)
     out = layer.out_proj(layer.merge_heads(heads))
@@ -229,20 +286,32 @@ def test_remedies_keep_gradients_finite(remedy):
         torch.testing.assert_close(out[real], layer(x, keep)[0][real])  # real tokens unchanged
 
 
-def test_nn_multihead_attention_three_paths_for_a_fully_masked_row():
+def test_nn_multihead_attention_paths_for_a_fully_masked_row():
+    """part3 B3-06: the path is chosen by the fast-path conditions (eval, no autograd, self-attention, even heads,
+    batch_first, a non-float mask …), not by need_weights: the fast path gives NaN whatever need_weights is."""
     torch.manual_seed(0)
     mha = torch.nn.MultiheadAttention(4, num_heads=2, batch_first=True)
     x = torch.randn(1, 4, 4)
     blocked = ~(torch.ones(4, 4, dtype=torch.bool).tril() & ~torch.eye(4, dtype=torch.bool))  # row 0: all blocked
+    additive = torch.zeros(4, 4).masked_fill(blocked, float("-inf"))
 
-    def row0(training, need_weights, grad):
+    def row0(training, need_weights, grad, mask=blocked, fastpath=True):
         mha.train(training)
-        with torch.set_grad_enabled(grad):
-            return mha(x, x, x, attn_mask=blocked, need_weights=need_weights)[0][0, 0]
+        before = torch.backends.mha.get_fastpath_enabled()
+        torch.backends.mha.set_fastpath_enabled(fastpath)
+        try:
+            with torch.set_grad_enabled(grad):
+                return mha(x, x, x, attn_mask=mask, need_weights=need_weights)[0][0, 0].detach()
+        finally:
+            torch.backends.mha.set_fastpath_enabled(before)
 
     assert row0(True, True, True).isnan().all()  # explicit softmax
-    assert (row0(True, False, True) == 0).all()  # SDPA (torch >= 2.5)
-    assert row0(False, False, False).isnan().all()  # inference fast path
+    assert (row0(True, False, True) == 0).all()  # SDPA (torch >= 2.5); out_proj.bias is 0
+    assert row0(False, False, False).isnan().all() and row0(False, True, False).isnan().all()  # fast path
+    assert (row0(False, False, True) == 0).all()  # eval, but the weights require grad: no fast path
+    assert (row0(False, False, False, fastpath=False) == 0).all()
+    assert row0(False, True, False, fastpath=False).isnan().all()
+    assert (row0(False, False, False, mask=additive) == 0).all()  # float masks never take the fast path
 
 
 def test_zeroing_after_softmax_needs_masked_fill_not_an_added_mask():
