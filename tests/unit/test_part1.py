@@ -146,6 +146,25 @@ def test_soft_lookup_limits_and_sdpa():
     torch.testing.assert_close(sdpa_out[0], soft_lookup(q, K, V, 2.0)[0])
 
 
+def test_cooling_criterion_is_the_log_z_threshold():
+    """Exercise 02-1: from β1 to β2 (β = 1/τ), a_j grows iff (β2 − β1)(s_j − c) > 0, where
+    c = (log Z(β2) − log Z(β1)) / (β2 − β1): cooling raises the books above c,
+    heating those below it."""
+    lib = library()
+    q, K, V = lib["q"], lib["K"], lib["V"]
+    s = K @ q
+    for t1, t2 in [(1.0, 0.5), (2.0, 0.3), (1.0, 0.9), (0.5, 1.0)]:
+        (_, a1), (_, a2) = soft_lookup(q, K, V, t1), soft_lookup(q, K, V, t2)
+        b1, b2 = 1 / t1, 1 / t2
+        threshold = (torch.logsumexp(b2 * s, 0) - torch.logsumexp(b1 * s, 0)) / (b2 - b1)
+        assert torch.equal(a2 > a1, (b2 - b1) * (s - threshold) > 0)
+    # the weighted mean at τ = 1 decides only an infinitesimal step: a score above it can still fall
+    s2 = s.clone()
+    s2[4] = 1.10
+    w1, w2 = torch.softmax(s2, -1), torch.softmax(2 * s2, -1)
+    assert s2[4] > w1 @ s2 and w2[4] < w1[4]
+
+
 def test_library_figures():
     assert len(temperature_figure(1.0).axes) == 2
     assert len(bottleneck_figure().axes) == 2
@@ -174,6 +193,18 @@ def test_self_match_rates_grow_with_d_model():
     assert low["XXT"] < 0.7 < high["XXT"] == 1.0
     assert abs(high["QKT"] - 1 / 6) < 0.05
     assert self_match_rate(torch.eye(4)) == 1.0
+
+
+def test_longest_token_picks_itself_in_any_dimension():
+    """Chapter 03: 2 s_ij <= s_ii + s_jj for a Gram matrix, so in every pair one token prefers itself
+    and the longest token always does, even at d_model = 2 where most tokens do not."""
+    for d in (2, 3, 8):
+        S = random_scores(d, 6, 300, "XXT", seed=4)
+        diag = S.diagonal(dim1=-2, dim2=-1)  # [300, 6]
+        assert ((diag[:, :, None] >= S) | (diag[:, None, :] >= S)).all()
+        longest = diag.argmax(dim=-1)
+        assert torch.equal(S.argmax(dim=-1).gather(-1, longest[:, None]).squeeze(-1), longest)
+    assert self_match_rate(random_scores(2, 6, 300, "XXT", seed=4)) < 0.7
 
 
 def test_xx_vs_qk_figure():

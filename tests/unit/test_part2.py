@@ -172,6 +172,27 @@ def test_hull_outputs_at_one_is_ordinary_attention():
     torch.testing.assert_close(out, ref_out)
 
 
+def test_concatenated_heads_stay_in_the_box_and_w_o_leaves_it():
+    """Chapter 06: heads that each average one coordinate can leave the triangle but never V's
+    per-coordinate box; W_O = [I; −I] mixing a "猫" head and a "鱼" head reaches v_猫 − v_鱼."""
+    V = attnbook.cat_eats_fish()["V"]
+    lo, hi = V.min(dim=0).values, V.max(dim=0).values
+    logits = 3 * torch.randn(500, 2, 3, generator=torch.Generator().manual_seed(0), dtype=V.dtype)
+    w = torch.softmax(logits, dim=-1)  # [500, heads=2, 3]
+    concat = torch.stack([w[:, 0] @ V[:, 0], w[:, 1] @ V[:, 1]], dim=-1)  # [500, 2]
+    assert ((concat >= lo) & (concat <= hi)).all()
+    assert not B.in_triangle(concat, V).all()
+    head1 = torch.softmax(torch.tensor([30.0, 0.0, 0.0], dtype=V.dtype), dim=-1) @ V
+    head2 = torch.softmax(torch.tensor([0.0, 0.0, 30.0], dtype=V.dtype), dim=-1) @ V
+    eye = torch.eye(2, dtype=V.dtype)
+    out = torch.cat([head1, head2]) @ torch.cat([eye, -eye])
+    torch.testing.assert_close(out, V[0] - V[2])
+    assert not ((out >= lo) & (out <= hi)).all()
+    # one head followed by any linear W_O keeps its barycentric coordinates (the weights)
+    W_O = torch.randn(2, 2, generator=torch.Generator().manual_seed(1), dtype=V.dtype)
+    torch.testing.assert_close(B.barycentric(w[:3, 0] @ V @ W_O, V @ W_O), w[:3, 0])
+
+
 def test_hull_figures():
     d = attnbook.cat_eats_fish()
     ax = S.plot_hull(d["V"], d["V"].mean(dim=0, keepdim=True).expand(3, 2), labels="猫吃鱼", title="t")
