@@ -20,13 +20,15 @@ endif
 # one line per kernel would bury the build log, so it is dropped from stderr (nothing else is).
 QUIET_KERNELS := 2> >(grep --line-buffered -v "running over TCP without encryption" >&2)
 
-.PHONY: help install html html-noexec test test-nbval test-colab test-site lab execute slides pdf dist bench clean freeze
+.PHONY: help install html html-noexec test test-nbval test-colab test-site test-versions lab execute slides pdf dist bench clean freeze
 
 help:
 	@echo "make html     建站（首次会建立 .venv 并安装依赖、执行全部笔记本）"
 	@echo "make test     全部检查：单元测试、结构、nbval、建站、浏览器测试"
-	@echo "make lab      用 JupyterLab 打开笔记本"
-	@echo "make execute  从头执行每个笔记本一次，把输出写回文件"
+	@echo "make test-versions  在最老（pyproject 声称的下限）、固定、PyPI 最新三个 torch 上跑全部笔记本（下载几 GB，不属于 make test）"
+	@echo "make lab      用 JupyterLab 打开读者版笔记本（notebooks/）"
+	@echo "make execute  从头执行每个笔记本一次，把输出写回文件，再生成读者版"
+	@echo "make student  学生版笔记本（无输出、无解答）：_build/student/"
 	@echo "make slides   把每章做成 reveal.js 幻灯片（_build/html/slides/）"
 	@echo "make pdf      可打印的全书：_build/pdf/自注意力机制详解.pdf"
 	@echo "make dist     离线教学包：_build/dist/attnbook-offline-<版本>.zip（网站、笔记本、轮子、说明）"
@@ -71,7 +73,7 @@ TIME_CMD := $(if $(TIMED),/usr/bin/time -f "%e s wall; %U+%S s CPU: %C",)
 test-site: install
 	$(TIME_CMD) $(BIN)/python -m pytest  # unit, structure, classroom, equivalence, teaching rule (pyproject: -m 'not site')
 	$(TIME_CMD) $(MAKE) --no-print-directory html-noexec
-	$(TIME_CMD) $(MAKE) --no-print-directory pdf dist
+	$(TIME_CMD) $(MAKE) --no-print-directory pdf student dist
 	$(TIME_CMD) $(BIN)/python -m pytest -m site tests/site
 
 # nbval runs on PyTorch's non-vectorised CPU kernels (ATEN_CPU_CAPABILITY=default), not the ones
@@ -87,12 +89,30 @@ test-nbval: install
 test-colab:
 	ATEN_CPU_CAPABILITY=default $(TIME_CMD) bash tools/colab_env_test.sh
 
+# Three torch releases (the oldest pyproject.toml claims, requirements.txt's, the newest on PyPI), each in
+# .venv-versions/<name>, every notebook on both CPU kernel sets; writes _build/versions/result.json.
+# Not part of `make test`: PyPI's Linux torch wheels are CUDA builds of several GB. NB= as for execute.
+test-versions:
+	$(TIME_CMD) bash tools/versions_test.sh $(NB)
+
+# The reader edition (notebooks/, generated from chapters/ by tools/editions.py): plain Jupyter
+# Markdown with the numbers filled in and the solutions closed. The source notebooks in chapters/
+# are the teacher's copy (open them with `jupyter lab chapters`).
 lab: install
-	$(BIN)/jupyter lab chapters
+	$(BIN)/jupyter lab notebooks
 
 execute: install
 	$(BIN)/python tools/save.py
 	$(BIN)/python tools/execute_notebooks.py $(NB) $(QUIET_KERNELS)
+	$(BIN)/python tools/editions.py reader
+
+# The notebook editions from chapters/: the reader edition (notebooks/, committed) and the student
+# edition (_build/student/: no outputs, no solutions).
+editions: install
+	$(BIN)/python tools/editions.py reader
+
+student: install
+	$(BIN)/python tools/editions.py student --out _build/student
 
 slides: install
 	test -f _build/html/_static/mathjax/tex-chtml.js || $(MAKE) html

@@ -243,6 +243,22 @@ def nbval_three_times() -> list[bool]:
     return results
 
 
+def versions_section() -> list[str]:
+    """The last `make test-versions` result (_build/versions/result.json), if there is one: not run here."""
+    path = ROOT / "_build" / "versions" / "result.json"
+    if not path.exists():
+        return []
+    result = json.loads(path.read_text(encoding="utf-8"))
+    lines = ["", f"## Last `make test-versions` ({result['generated']}, not rerun by bench)", "",
+             "| venv | torch | with | CPU kernels | notebooks passed | seconds |", "|---|---|---|---|---|---|"]
+    for r in result["runs"]:
+        failed = [name for name, nb in r["notebooks"].items() if not nb["ok"]]
+        libs = ", ".join(f"{m} {r['versions'][m]}" for m in ("numpy", "pandas", "matplotlib"))
+        lines.append(f"| {r['name']} | {r['torch']} | {libs} | {r['cpu_capability']} | {r['passed']}/{r['total']}"
+                     f"{' (failed: ' + ', '.join(failed) + ')' if failed else ''} | {r['seconds']:.0f} |")
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true")
@@ -304,6 +320,7 @@ def main() -> int:
               f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "",
               "| figure | measured | floor | |", "|---|---|---|---|"]
     report += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in rows]
+    report += versions_section()
     (ROOT / "bench" / "report.md").write_text("\n".join(report) + "\n", encoding="utf-8")
     print("\n写入 bench/report.md")
     return 0 if all(r[3] != "❌" for r in rows) else 1
