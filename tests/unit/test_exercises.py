@@ -155,10 +155,11 @@ def test_06_1_can_catch_the_per_coordinate_box_test(capsys):
 
 
 def test_06_1_messages_say_that_w_o_mixing_heads_leaves_the_box():
-    """reviews/part1-2.md D2: concatenating heads reaches the box; W_O mixing them with signed weights leaves it."""
+    """reviews/part1-2.md D2 and the cold review: concatenating heads reaches the box; heads that pick
+    different positions, summed through W_O, leave it."""
     from attnbook.exercises.ch06 import BOX_HINT
 
-    assert "W_O" in BOX_HINT and "正负号" in BOX_HINT and "拼接" in BOX_HINT
+    assert "W_O" in BOX_HINT and "各自挑不同的位置" in BOX_HINT and "拼接" in BOX_HINT
 
 
 def test_10_2_accepts_a_two_decimal_hand_answer(capsys):
