@@ -30,7 +30,7 @@ import urllib.request
 
 import pytest
 
-from conftest import CHROMIUM, CHROMIUM_ARGS, ROOT  # tests/site/conftest.py
+from conftest import ROOT  # tests/site/conftest.py
 
 READER = ROOT / "notebooks"
 STUDENT = ROOT / "_build" / "student"
@@ -99,23 +99,20 @@ def lab(tmp_path_factory):
 
 
 @pytest.fixture(scope="module")
-def lab_page(lab):
-    playwright = pytest.importorskip("playwright.sync_api")
+def lab_page(lab, browser):
+    """A page in the session's Chromium (tests/site/conftest.py: one Playwright per process)."""
     base, _token = lab
-    with playwright.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        context = browser.new_context(viewport={"width": 1280, "height": 900})
-        page = context.new_page()
-        page.attnbook_offsite = []
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.attnbook_offsite = []
 
-        def block(route):
-            page.attnbook_offsite.append(route.request.url)
-            route.abort()
+    def block(route):
+        page.attnbook_offsite.append(route.request.url)
+        route.abort()
 
-        page.route(re.compile("^(?!" + re.escape(base) + "/|data:|blob:)"), block)
-        yield page
-        context.close()
-        browser.close()
+    page.route(re.compile("^(?!" + re.escape(base) + "/|data:|blob:)"), block)
+    yield page
+    context.close()
 
 
 def open_notebook(page, lab, path: str) -> None:
