@@ -9,7 +9,8 @@ It writes two tables into FOLDER, and nowhere else:
 
 * ``attnbook_练习汇总.csv``: per exercise, how many students attempted it, how many solved it, and the
   most common mistakes (what the checker told them, with how many students got that message);
-* ``attnbook_学生汇总.csv``: per student, which exercises were solved (✓), tried (✗) or not attempted.
+* ``attnbook_学生汇总.csv``: per student, which exercises were solved (✓), tried (✗) or not attempted,
+  and a note where the student's results file was missing, corrupt or partly unreadable.
 
 Both are UTF-8 with a byte-order mark, so Excel on Windows opens them with the Chinese intact.
 No server, no network.
@@ -35,10 +36,12 @@ def _key(exercise: str) -> tuple[int, int]:
     return int(chapter), int(number)
 
 
-def gather(folder: pathlib.Path) -> tuple[dict[str, list[dict]], list[str]]:
-    """student -> attempts, and the problems met (each naming its file)."""
+def gather(folder: pathlib.Path) -> tuple[dict[str, list[dict]], list[str], dict[str, str]]:
+    """student -> attempts, the problems met (each naming its file), and student -> a note for the
+    table ("结果文件损坏" …), so that a student whose file broke is not mistaken for one who did nothing."""
     students: dict[str, list[dict]] = {}
     problems: list[str] = []
+    notes: dict[str, str] = {}
     for entry in sorted(folder.iterdir()):
         if entry.name in (EXERCISE_TABLE, STUDENT_TABLE):
             continue
@@ -52,6 +55,7 @@ def gather(folder: pathlib.Path) -> tuple[dict[str, list[dict]], list[str]]:
         if not files:
             problems.append(f"{entry.name}：没有找到 {RESULTS_FILE}（这个学生没有作答，或文件没有拷过来）")
             students[entry.name] = []
+            notes[entry.name] = "没有结果文件"
             continue
         attempts: list[dict] = []
         for path in files:
@@ -60,13 +64,17 @@ def gather(folder: pathlib.Path) -> tuple[dict[str, list[dict]], list[str]]:
             rel = path.relative_to(folder).as_posix()
             if bad and not found:
                 problems.append(f"{rel}：损坏，整个文件已跳过（{bad[0]}）")
+                notes[entry.name] = "结果文件损坏（见屏幕上的说明）"
             else:
                 problems += [f"{rel}：{b}，已跳过这一行" for b in bad]
+                if bad:
+                    notes.setdefault(entry.name, "结果文件有坏行（已跳过）")
         students[entry.name] = attempts
-    return students, problems
+    return students, problems, notes
 
 
-def summarise(students: dict[str, list[dict]]) -> tuple[list[dict], list[dict], list[str]]:
+def summarise(students: dict[str, list[dict]], notes: dict[str, str] | None = None
+              ) -> tuple[list[dict], list[dict], list[str]]:
     """(exercise rows, student rows, exercise keys in book order)."""
     keys = sorted({a["exercise"] for attempts in students.values() for a in attempts}, key=_key)
     exercise_rows = []
@@ -92,6 +100,7 @@ def summarise(students: dict[str, list[dict]]) -> tuple[list[dict], list[dict], 
             mine = [a for a in attempts if a["exercise"] == key and a["answered"]]
             row[key] = "✓" if any(a["ok"] for a in mine) else ("✗" if mine else "")
         row["做对题数"] = sum(v == "✓" for k, v in row.items() if k in keys)
+        row["备注"] = (notes or {}).get(name, "")
         student_rows.append(row)
     return exercise_rows, student_rows, keys
 
@@ -108,10 +117,10 @@ def collect(folder: str | pathlib.Path, out=sys.stdout) -> tuple[list[dict], lis
     folder = pathlib.Path(folder)
     if not folder.is_dir():
         raise SystemExit(f"找不到文件夹：{folder}（应为一个文件夹，里面每个学生一个子文件夹）")
-    students, problems = gather(folder)
-    exercise_rows, student_rows, keys = summarise(students)
+    students, problems, notes = gather(folder)
+    exercise_rows, student_rows, keys = summarise(students, notes)
     _write(folder / EXERCISE_TABLE, exercise_rows, ["练习", "作答人数", "做对人数", "做对比例", "最常见的错误"])
-    _write(folder / STUDENT_TABLE, student_rows, ["学生", *keys, "做对题数"])
+    _write(folder / STUDENT_TABLE, student_rows, ["学生", *keys, "做对题数", "备注"])
     with_results = sum(bool(a) for a in students.values())
     print(f"{len(students)} 个学生文件夹，其中 {with_results} 个有作答记录；{len(keys)} 道练习。", file=out)
     for row in exercise_rows:

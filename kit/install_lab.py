@@ -81,7 +81,8 @@ def main(argv):
             hint += " Linux 上 packages/ 里要有 {}（用 Linux 那一行下载命令）。".format(cpu)
         else:
             if torch_index:
-                install += ["--extra-index-url", torch_index]
+                # an unreachable index: give up after one short try, not 5 retries per package
+                install += ["--extra-index-url", torch_index, "--retries", "1", "--timeout", "15"]
             hint += (" Linux 上 torch 只装 CPU 版（{}），它在 PyTorch 的 CPU 索引 {} 上；"
                      "连不上时用环境变量 TORCH_INDEX 指定校内的镜像。".format(cpu, TORCH_CPU_INDEX))
     run(install, hint)

@@ -267,8 +267,10 @@ def guide(*, ver: str, wheel: str, py_min: str, setters: list[str], pins: list[R
 连同 <code>nvidia-*</code> 依赖共几 GB；本书只用 CPU，没有 NVIDIA 显卡也用不上它。
 CPU 版在 PyTorch 自己的索引 <code>{TORCH_CPU_INDEX}</code> 上，版本号是 <code>{torch}+cpu</code>
 （它也满足 <code>torch=={torch}</code>）。<code>install_lab.sh</code> 在 Linux x86_64 上会加上这个索引，并要求 <code>+cpu</code> 版：
-索引连不上时安装会停下报错，而不是悄悄下载几 GB 的 CUDA 版。学校镜像有 PyTorch 的 CPU 轮子时，用环境变量
-<code>TORCH_INDEX=镜像地址</code> 代替它。Windows 和 macOS 上 PyPI 的 torch 就是 CPU 版（macOS 上含 Apple 芯片的 MPS），不需要这一步。</p>
+索引连不上时，pip 每个包只再试一次（每次最多等 15 秒），然后停下报错，而不会悄悄下载几 GB 的 CUDA 版。
+学校镜像有 PyTorch 的 CPU 轮子时，用环境变量 <code>TORCH_INDEX=镜像地址</code> 代替它；
+学校镜像本身就提供 <code>{torch}+cpu</code> 时，设 <code>TORCH_INDEX=</code>（空）不另加索引。
+都没有时，用第 5 节的办法在能上网的电脑上准备 <code>packages/</code>。装好的 <code>.venv</code> 约 1.4 GB。Windows 和 macOS 上 PyPI 的 torch 就是 CPU 版（macOS 上含 Apple 芯片的 MPS），不需要这一步。</p>
 <p><b>还原卡：</b>装有还原卡或还原软件的机房，把本文件夹放在不被还原的分区，或者装好后更新还原点，否则重启后 <code>.venv</code> 就没了。</p>
 
 <h2>4. 不用脚本，逐行安装</h2>

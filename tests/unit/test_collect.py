@@ -156,7 +156,10 @@ def test_collect_a_class_of_60_with_broken_files(tmp_path):
     assert new == {pathlib.Path("收上来的作业") / collect.EXERCISE_TABLE,
                    pathlib.Path("收上来的作业") / collect.STUDENT_TABLE}
     table = (folder / collect.STUDENT_TABLE).read_text(encoding="utf-8-sig").splitlines()
-    assert table[0] == "学生,04-1,09-2,12-1,做对题数" and len(table) == 60
+    assert table[0] == "学生,04-1,09-2,12-1,做对题数,备注" and len(table) == 60
+    notes = {line.split(",")[0]: line.split(",")[-1] for line in table[1:]}
+    assert notes["s05"].startswith("结果文件损坏") and notes["s59"] == "没有结果文件"
+    assert notes["s07"].startswith("结果文件有坏行") and notes["s01"] == ""
 
 
 def test_collect_is_one_command(tmp_path):
