@@ -939,7 +939,10 @@ def prefix_only_loss(model: nn.Module, x: torch.Tensor, y: torch.Tensor) -> floa
 @torch.no_grad()
 def future_influence(model: nn.Module, seq_len: int, *, vocab_size: int | None = None,
                      tokens: torch.Tensor | None = None, seed: int = 0) -> torch.Tensor:
-    """影响矩阵 [seq_len（输出位置 i）, seq_len（改动的输入位置 j）]：改第 j 个字，第 i 个输出的 logits 最多变多少。"""
+    """影响矩阵 [seq_len（输出位置 i）, seq_len（改动的输入位置 j）]：改第 j 个字，第 i 个输出的 logits 最多变多少。
+
+    前提：模型的输出要是输入的确定函数——这里先切到 eval()（关掉 dropout），算完切回原来的模式；
+    一次只用一串输入（tokens，或由 seed 抽的随机 id），依赖数据的泄漏要换几串输入再测。"""
     vocab_size = getattr(model, "vocab_size", None) if vocab_size is None else vocab_size
     if not isinstance(vocab_size, int) or vocab_size < 2:
         raise fail("vocab_size", vocab_size, "至少为 2 的整数（模型没有 vocab_size 属性时请传入）")
@@ -952,7 +955,14 @@ def future_influence(model: nn.Module, seq_len: int, *, vocab_size: int | None =
     batch = base.repeat(seq_len + 1, 1)  # 第 0 行原样，第 j+1 行改动第 j 个字
     j = torch.arange(seq_len)
     batch[j + 1, j] = (base + torch.randint(1, vocab_size, (seq_len,), generator=g)) % vocab_size  # 换成另一个字
-    logits = model(batch)  # [seq_len + 1, seq_len, vocab_size]
+    was_training = isinstance(model, nn.Module) and model.training
+    if was_training:
+        model.eval()  # 关掉 dropout：训练模式下它每行随机，处处都像“变了”
+    try:
+        logits = model(batch)  # [seq_len + 1, seq_len, vocab_size]
+    finally:
+        if was_training:
+            model.train()
     if not isinstance(logits, torch.Tensor) or logits.dim() != 3 or logits.shape[:2] != batch.shape:
         raise fail("model", model, "一个模型：model(idx [batch, seq_len]) 返回 logits [batch, seq_len, vocab_size]")
     change = (logits[1:] - logits[:1]).abs().amax(dim=-1)  # [j, i]
@@ -960,7 +970,10 @@ def future_influence(model: nn.Module, seq_len: int, *, vocab_size: int | None =
 
 
 def leaks_future(model: nn.Module, seq_len: int, *, vocab_size: int | None = None, atol: float = 1e-5) -> bool:
-    """改动第 j 个输入，是否有 i < j 的输出跟着变？掩码正确时这些格子恰好是 0，atol 只是吸收舍入。"""
+    """改动第 j 个输入，是否有 i < j 的输出跟着变？掩码正确时这些格子恰好是 0，atol 只是吸收舍入。
+
+    atol 是按 float32 定的绝对容差（fp16/bf16 的模型要放宽）。模型若是退化的（例如输出层全是 0，
+    logits 处处相同），什么都测不出来：用训练过几步的模型，或训练好的检查点。"""
     influence = future_influence(model, seq_len, vocab_size=vocab_size)
     return bool((influence.triu(diagonal=1) > atol).any())
 
@@ -1195,9 +1208,10 @@ def window_flops(seq_len, d, keys_per_query):
     return 4 * seq_len * keys_per_query * d
 
 
-def conv_flops(seq_len, d, kernel_size):
-    """1-D convolution, d channels in and out, kernel k: 2 · n · k · d² FLOPs."""
-    return 2 * seq_len * kernel_size * d**2
+def conv_flops(seq_len, d, kernel_size, depthwise=False):
+    """1-D convolution, d channels in and out, kernel k: 2 · n · k · d² FLOPs (dense: every output
+    channel reads every input channel), or 2 · n · k · d when depthwise (each channel on its own)."""
+    return 2 * seq_len * kernel_size * d * (1 if depthwise else d)
 
 
 def score_matrix_bytes(seq_len, *, batch=1, num_heads=1, bytes_per_value=4):
@@ -1259,18 +1273,26 @@ def sliding_window_attention(Q, K, V, window, causal=False, block=64):
 
 
 class ConvMixer(nn.Module):
-    """A 1-D convolution over the sequence as a token mixer, d_model channels in and out:
-    forward(x [batch, seq_len, d_model]) -> [batch, seq_len, d_model]. Output i sees the kernel_size
-    inputs around i; cost ≈ 2 · seq_len · kernel_size · d_model² FLOPs."""
+    """A 1-D convolution over the sequence as a token mixer, d_model channels in/out.
 
-    def __init__(self, d_model, kernel_size=5):
+    forward(x [batch, seq_len, d_model]) -> [batch, seq_len, d_model]; output i sees
+    the kernel_size inputs around i. Dense (default): every output channel reads every
+    input channel, ≈ 2 · seq_len · kernel_size · d_model² FLOPs. depthwise=True: each
+    channel is convolved on its own (groups = d_model; the "lightweight convolution"
+    of Wu et al. 2019), ≈ 2 · seq_len · kernel_size · d_model FLOPs.
+    """
+
+    def __init__(self, d_model, kernel_size=5, depthwise=False):
         super().__init__()
         if kernel_size % 2 != 1:
             raise fail("kernel_size", kernel_size, "奇数（左右对称地补零，输出长度才与输入相同）")
-        self.conv = nn.Conv1d(d_model, d_model, kernel_size, padding=kernel_size // 2)
+        groups = d_model if depthwise else 1  # 深度可分离：每个通道只卷自己
+        self.conv = nn.Conv1d(d_model, d_model, kernel_size,
+                              padding=kernel_size // 2, groups=groups)
 
     def forward(self, x):
-        return self.conv(x.transpose(1, 2)).transpose(1, 2)  # Conv1d 要 [batch, channels, seq_len]
+        # Conv1d 要 [batch, channels, seq_len]
+        return self.conv(x.transpose(1, 2)).transpose(1, 2)
 
 
 def fit_slope(ns, values, *, min_n=0):

@@ -279,6 +279,7 @@ __plumbing__ = (
     "benchmark",
     "flops_figure",
     "make_inputs",
+    "median_time",
     "memory_table",
     "peak_memory",
     "peak_memory_supported",

@@ -32,7 +32,7 @@ from ._errors import check_bool, check_int, check_positive, fail
 from .book import CopyTask, TinyTransformer, layer_report, lr_at
 from .runtime import torch_state
 
-__all__ = ["CopyTask", "RunResult", "clipping_figure", "depth_summary_figure", "layer_report", "lr_at",
+__all__ = ["CopyTask", "RunResult", "clipping_figure", "depth_summary_figure", "horizon_figure", "layer_report", "lr_at",
            "lr_sweep_figure", "norm_warmup_figure", "plot_band", "scaling_figure", "summarize", "train_runs"]
 
 
@@ -61,6 +61,9 @@ class RunResult:
     grad_norm: np.ndarray  # [steps]
     #: {step: {"m": ‖m̂‖, "sqrt_v": ‖√v̂‖, "update": ‖Δθ‖}} after the update of each watched step
     adam: dict[int, dict[str, float]] = field(default_factory=dict)
+    #: the parameters at the end of training ({name: tensor}, a TinyTransformer state_dict), or None
+    #: unless train_runs(..., keep_params=True)
+    params: dict[str, torch.Tensor] | None = None
 
     @property
     def diverged(self) -> bool:
@@ -75,7 +78,7 @@ class RunResult:
 
 def train_runs(model_kwargs: dict, runs: Sequence[dict[str, Any]], steps: int = 200, batch: int = 16,
                task: CopyTask = CopyTask(), betas: tuple[float, float] = (0.9, 0.999),
-               eps: float = 1e-8, watch: Sequence[int] = ()) -> list[RunResult]:
+               eps: float = 1e-8, watch: Sequence[int] = (), keep_params: bool = False) -> list[RunResult]:
     """Train ``len(runs)`` TinyTransformers of one architecture side by side.
 
     Args:
@@ -85,16 +88,18 @@ def train_runs(model_kwargs: dict, runs: Sequence[dict[str, Any]], steps: int = 
         steps, batch, task: as in ``train_one``.
         watch: steps after whose update Adam's state is recorded in ``RunResult.adam``: the norms of the
             bias-corrected first moment m̂, of √v̂ (second moment) and of the update lr·m̂/(√v̂+eps).
+        keep_params: store each run's parameters at the end of training in ``RunResult.params`` (a
+            state_dict: ``TinyTransformer(...).load_state_dict(result.params)`` rebuilds the model).
 
     Each run equals ``train_one(model_kwargs, **run, steps=steps, batch=batch, task=task)`` up to
     floating-point rounding. Internally the parameters of all runs are stacked ([runs, ...]) and the
     model is evaluated with ``torch.func.vmap``; Adam and clipping are applied per run.
     """
     with torch_state(threads=1):  # the reader's generator and thread count are left as they were
-        return _train_runs(model_kwargs, runs, steps, batch, task, betas, eps, tuple(watch))
+        return _train_runs(model_kwargs, runs, steps, batch, task, betas, eps, tuple(watch), bool(keep_params))
 
 
-def _train_runs(model_kwargs, runs, steps, batch, task, betas, eps, watch=()):
+def _train_runs(model_kwargs, runs, steps, batch, task, betas, eps, watch=(), keep_params=False):
     if not runs:
         raise fail("runs", runs, "至少一个训练配置")
     runs = [_check_run(dict(r)) for r in runs]
@@ -161,8 +166,14 @@ def _train_runs(model_kwargs, runs, steps, batch, task, betas, eps, watch=()):
                     adam[i][step] = {"m": float(m_norm[i]), "sqrt_v": float(v_norm[i]), "update": float(u_norm[i])}
         losses[step] = loss.detach()
         grad_norms[step] = norm[:, 0]
+    final = [None] * n_runs
+    if keep_params:  # 每个 run 的参数：从 flat [runs, P] 里切回各自的形状
+        pieces = flat.detach().split(sizes, dim=1)
+        final = [{k: piece[i].reshape(shape).clone() for (k, shape), piece in zip(shapes.items(), pieces)}
+                 for i in range(n_runs)]
     return [RunResult(settings={**model_kwargs, **run}, loss=losses[:, i].numpy().copy(),
-                      grad_norm=grad_norms[:, i].numpy().copy(), adam=adam[i]) for i, run in enumerate(runs)]
+                      grad_norm=grad_norms[:, i].numpy().copy(), adam=adam[i], params=final[i])
+            for i, run in enumerate(runs)]
 
 
 def summarize(results: Sequence[RunResult], key: str = "loss") -> dict[str, np.ndarray]:
@@ -291,6 +302,25 @@ def depth_summary_figure(results: dict, settings: Sequence[tuple[int, int]], *, 
     return fig
 
 
+def horizon_figure(results: dict, *, shade: int = 0, smooth: int = 10, task: CopyTask = CopyTask()):
+    """Loss of a few groups of runs over the whole training, one band per group (median line,
+    min–max shading over seeds, ``smooth``-step moving average), the chance loss dotted and the
+    first ``shade`` steps on a grey background. results: {label: [RunResult, ...]}. Returns the Figure."""
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 3), layout="constrained")
+    colors = ["#E45756", "#F58518", "#4C78A8", "#54A24B"]
+    for (label, runs), color in zip(results.items(), colors):
+        plot_band(runs, ax=ax, label=label, color=color, smooth=smooth)
+    ax.axhline(task.chance_loss, color="0.5", ls=":", lw=1, label=f"均匀猜测 ln {task.num_symbols}")
+    if shade:
+        ax.axvspan(0, shade, color="0.85", lw=0, zorder=0)
+    ax.set_ylim(0, 2.6)
+    ax.set_ylabel(f"损失（{smooth} 步滑动平均）")
+    ax.legend(loc="upper right", fontsize=8)
+    return fig
+
+
 def clipping_figure(results: dict, seed: int, max_norm: float, *, bad_steps: Sequence[int] = (),
                     window: tuple[int, int] | None = None):
     """Gradient norm (top) and loss (bottom) of one seed, clipping off vs on at ``max_norm``.
@@ -326,6 +356,7 @@ def clipping_figure(results: dict, seed: int, max_norm: float, *, bad_steps: Seq
 __plumbing__ = (
     "clipping_figure",
     "depth_summary_figure",
+    "horizon_figure",
     "lr_sweep_figure",
     "norm_warmup_figure",
     "scaling_figure",

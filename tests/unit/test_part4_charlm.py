@@ -201,6 +201,18 @@ def test_leaks_future_works_on_any_model():
         charlm.leaks_future(_PositionWise(), 6)  # no vocab_size attribute: it must be passed
 
 
+def test_future_influence_switches_dropout_off_and_restores_the_mode():
+    per_position = nn.Sequential(nn.Embedding(9, 8), nn.Dropout(0.5), nn.Linear(8, 9)).train()
+    assert charlm.leaks_future(per_position, 6, vocab_size=9) is False  # no false alarm from dropout
+    assert per_position.training  # back in training mode
+    leaky = charlm.CharTransformer(9, d_model=16, num_heads=2, max_len=8, mask_kind="offset").eval()
+    assert charlm.leaks_future(leaky, 8) is True and not leaky.training
+    with torch.no_grad():  # a degenerate model (constant logits) hides the leak: the documented limit
+        leaky.head.weight.zero_()
+        leaky.head.bias.zero_()
+    assert charlm.leaks_future(leaky, 8) is False
+
+
 def test_leaks_future_rejects_a_non_model():
     with pytest.raises(AttnBookError, match="model"):
         charlm.leaks_future(lambda idx: idx.float(), 4, vocab_size=5)

@@ -174,6 +174,25 @@ def test_train_runs_equals_the_plain_loop_and_is_repeatable():
     assert stacked[2].settings["scale"] is False and stacked[1].settings["clip"] == 0.5
 
 
+def test_keep_params_rebuilds_the_trained_model():
+    runs = [dict(seed=0, lr=3e-3), dict(seed=1, scale=False)]
+    plain = train_runs(SMALL, runs, steps=6, batch=4)
+    kept = train_runs(SMALL, runs, steps=6, batch=4, keep_params=True)
+    assert all(r.params is None for r in plain)
+    task = CopyTask()
+    for a, b in zip(plain, kept):
+        assert np.array_equal(a.loss, b.loss)  # keeping the parameters changes nothing
+        arch = {k: b.settings[k] for k in ("d_model", "num_heads", "num_layers", "d_ff", "scale") if k in b.settings}
+        model = TinyTransformer(task.vocab_size, max_len=task.seq_len, **arch)
+        model.load_state_dict(b.params)  # the keys and shapes of a TinyTransformer state_dict
+        # one more step of the same run starts from these parameters: its loss is the rebuilt model's loss
+        longer = train_runs(SMALL, [runs[kept.index(b)]], steps=7, batch=4)[0]
+        x, y = task.batches(b.settings["seed"], 7, 4)
+        with torch.no_grad():
+            torch.testing.assert_close(task.loss(model(x[6]), y[6]).item(), float(longer.loss[6]),
+                                       rtol=1e-4, atol=1e-5)
+
+
 def test_clipping_really_limits_the_update():
     plain = train_one(SMALL, steps=3, batch=4, lr=1e-2)
     clipped = train_one(SMALL, steps=3, batch=4, lr=1e-2, clip=1e-3)
@@ -263,6 +282,9 @@ def test_figures_are_pure_and_labelled():
         chance = [line for line in fig.axes[0].lines if line.get_label().startswith("均匀猜测")]
         assert len(chance) == 1 and chance[0].get_ydata()[0] == pytest.approx(CopyTask().chance_loss)
         plt.close(fig)
+    fig = train_exp.horizon_figure({"a": runs[:2], "b": runs[2:]}, shade=2, smooth=2)
+    assert len(fig.axes[0].get_legend().get_texts()) == 3 and fig.axes[0].get_ylabel()
+    plt.close(fig)
     clip = {None: runs[:2], 1.0: runs[:2]}
     fig = train_exp.clipping_figure(clip, 1, 1.0, bad_steps=(2,))
     assert fig.axes[0].get_yscale() == "log" and "种子 1" in fig.axes[0].get_title()

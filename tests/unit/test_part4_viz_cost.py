@@ -133,6 +133,7 @@ def test_formulas():
     assert score_matrix_bytes(4096, batch=8, num_heads=12) / 2**20 == 6144
     # full attention and conv cost the same at n = k·d/2
     assert attention_flops(160, 64) == conv_flops(160, 64, 5)
+    assert conv_flops(1000, 64, 5, depthwise=True) == 2 * 1000 * 5 * 64  # depthwise: d times fewer
 
 
 def test_conv_mixer_shape_and_kernel():
@@ -140,6 +141,13 @@ def test_conv_mixer_shape_and_kernel():
     assert conv(torch.randn(2, 11, 16)).shape == (2, 11, 16)
     with pytest.raises(AttnBookError, match="kernel_size"):
         ConvMixer(16, kernel_size=4)
+    thin = ConvMixer(16, kernel_size=3, depthwise=True)
+    assert sum(p.numel() for p in thin.parameters()) == 16 * 3 + 16
+    x = torch.randn(1, 7, 16)
+    x2 = x.clone()
+    x2[..., 5] += 1.0  # one channel changed: only that output channel moves
+    moved = (thin(x2) - thin(x)).abs().amax(dim=(0, 1)) > 0
+    assert moved.tolist() == [c == 5 for c in range(16)]
 
 
 def test_fit_slope():
