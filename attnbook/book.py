@@ -1267,7 +1267,11 @@ def sliding_window_attention(Q, K, V, window, causal=False, block=64):
     key_pos = torch.arange(n_blocks)[:, None] * block + torch.arange(span)[None, :] - left
     inside = (key_pos >= 0) & (key_pos < seq_len)  # [n_blocks, span]：补出来的零不算
     scores = scores.masked_fill(~(keep[None] & inside[:, None, :]), float('-inf'))
-    attn_weights = torch.softmax(scores, dim=-1)  # 每个查询至少能看到自己，不会整行 -inf
+    attn_weights = torch.softmax(scores, dim=-1)
+    # 真实的查询至少能看到自己；seq_len 不是 block 的整数倍时补出来的查询行整行 -inf（NaN），
+    # 置 0：它们的输出本来就被切掉，置 0 免得 NaN 进入反向传播
+    q_pos = torch.arange(n_blocks)[:, None] * block + torch.arange(block)[None, :]
+    attn_weights = torch.where((q_pos < seq_len)[..., None], attn_weights, 0.0)
     out = attn_weights @ Vw  # [..., n_blocks, block, d_v]
     return out.flatten(-3, -2)[..., :seq_len, :]
 

@@ -151,6 +151,9 @@ def make_edition(path: pathlib.Path, edition: str, ctx: myst_render.Book) -> dic
         cells.append(new)
     # where the notebook came from, under the title
     note = HEADER.format(source=page, edition={"reader": "读者版", "student": "学生版（无输出、无解答）"}[edition])
+    if edition == "student":  # students do edit this one: their answers go into its cells
+        note = (f"> 学生版（无输出、无解答），由 `tools/editions.py` 从 `{page}` 生成。把练习单元里的 `answer = None`"
+                " 改成你的答案再运行；每次批改都记在本笔记本旁边的 `attnbook_results.jsonl` 里。")
     cells.insert(1, {"cell_type": "markdown", "metadata": {}, "source": _lines(note)})
     for n, cell in enumerate(cells):
         cell["id"] = f"{edition[0]}{n:03d}"

@@ -340,3 +340,25 @@ def test_chapter_exercises_recognise_mistakes(capsys):
     assert attnbook.check("14-2", 8 * 4096**2 * 4 / 2**20) is False
     assert "头数" in capsys.readouterr().out
     assert attnbook.check("14-3", 3072)
+
+
+def test_sliding_window_gradients_match_band_attention_when_seq_len_is_not_a_multiple_of_block():
+    """The padded query rows of the last block see no key; they must not put NaN into the backward pass."""
+    import torch.nn.functional as F
+
+    from attnbook.book import sliding_window_attention
+
+    for seq_len, window, causal in ((100, 3, False), (1000 // 10, 16, True), (70, 5, False)):
+        g = torch.Generator().manual_seed(seq_len)
+        Q, K, V = (torch.randn(1, 2, seq_len, 8, generator=g, dtype=torch.float64, requires_grad=True)
+                   for _ in range(3))
+        out = sliding_window_attention(Q, K, V, window, causal=causal, block=64)
+        i = torch.arange(seq_len)
+        band = ((i[:, None] - i[None, :]).abs() <= window) & ((i[None, :] <= i[:, None]) | (not causal))
+        ref = F.scaled_dot_product_attention(Q, K, V, attn_mask=band)
+        torch.testing.assert_close(out, ref)
+        grads = torch.autograd.grad(out.square().sum(), (Q, K, V))
+        ref_grads = torch.autograd.grad(ref.square().sum(), (Q, K, V))
+        for got, want in zip(grads, ref_grads):
+            assert torch.isfinite(got).all()
+            torch.testing.assert_close(got, want)
