@@ -143,10 +143,6 @@ def _is_solution_title(title: str) -> bool:
     return "解答" in title or "答案" in title
 
 
-def _is_hint_title(title: str) -> bool:
-    return "提示" in title
-
-
 class _Renderer:
     def __init__(self, medium: Medium, page: str, glue: dict, book: Book, where: str):
         self.medium, self.page, self.glue, self.book, self.where = medium, page, glue, book, where
@@ -183,10 +179,7 @@ class _Renderer:
             if target not in self.book.labels:
                 self.fail(f"{{{name}}}`{text}`：找不到标签 {target!r}")
             page, title = self.book.labels[target]
-            label = shown if titled else title
-            if name == "numref" and not titled:
-                label = title
-            return self._link_to(label, page, "")
+            return self._link_to(shown if titled else title, page, "")
         if name == "doc":
             page = posixpath.normpath(posixpath.join(posixpath.dirname(self.page), target))
             return self._link_to(shown, page, "")
@@ -301,11 +294,9 @@ class _Renderer:
                 seen_mark = True
                 continue
             (solution_lines if seen_mark else hint_lines).append(line)
-        if not seen_mark:
-            if _is_solution_title(title) and not _is_hint_title(title):
-                hint_lines, solution_lines = [], hint_lines
-            elif _is_solution_title(title):  # 提示与解答 with no mark: all of it may give the answer away
-                hint_lines, solution_lines = [], hint_lines
+        if not seen_mark and _is_solution_title(title):
+            # a solution, or a 提示与解答 with no mark: all of it may give the answer away
+            hint_lines, solution_lines = [], hint_lines
         if self.medium == "student":
             if not hint_lines or not any(l.strip() for l in hint_lines):
                 return []
