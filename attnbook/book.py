@@ -527,7 +527,7 @@ def accuracy_by_position(model: TinyPositionModel, seq_len: int, *, past_end: st
     return (pred[:, 1:] == tokens[:, :-1]).float().mean(0).numpy()
 
 
-# ---- chapters/11_training_pitfalls.ipynb -------------------------------------------------------
+# ---- chapters/12_training_pitfalls.ipynb -------------------------------------------------------
 
 
 from dataclasses import dataclass
@@ -756,7 +756,7 @@ def layer_report(model: TinyTransformer, tokens: torch.Tensor):
     return pd.DataFrame(rows).set_index("层")
 
 
-# ---- chapters/12_mask_bugs.ipynb ---------------------------------------------------------------
+# ---- chapters/13_mask_bugs.ipynb ---------------------------------------------------------------
 
 
 MASK_KINDS = ["correct", "offset", "transposed", "flipped", "none"]
@@ -978,7 +978,7 @@ def leaks_future(model: nn.Module, seq_len: int, *, vocab_size: int | None = Non
     return bool((influence.triu(diagonal=1) > atol).any())
 
 
-# ---- chapters/13_visualization.ipynb -----------------------------------------------------------
+# ---- chapters/14_visualization.ipynb -----------------------------------------------------------
 
 
 class AttnOnlyTransformer(nn.Module):
@@ -1195,7 +1195,7 @@ def ablation_accuracy(model, data, mode="zero"):
     return out
 
 
-# ---- chapters/14_when_not_to_use.ipynb ---------------------------------------------------------
+# ---- chapters/15_when_not_to_use.ipynb ---------------------------------------------------------
 
 
 def attention_flops(seq_len, d):

@@ -1,4 +1,4 @@
-"""A tiny character-level language model on Tang poems, and the tools of chapter 12 (mask bugs).
+"""A tiny character-level language model on Tang poems, and the tools of chapter 13 (mask bugs).
 
 * ``load_tang_poems()`` reads the corpus shipped in ``attnbook/data/tang_poems.txt``.
 * ``make_mask(seq_len, kind)`` builds the right causal mask and three classic wrong ones.
@@ -25,12 +25,12 @@ import torch.nn.functional as F
 from ._errors import fail
 from .runtime import torch_state
 # The model, the masks, the training loop, generation, the two losses and the leak diagnostic are
-# taught in chapter 12 (#@save cells); they live in attnbook.book and are re-exported here.
+# taught in chapter 13 (#@save cells); they live in attnbook.book and are re-exported here.
 from .book import (CharBlock, CharLMRun, CharTransformer, future_influence, generate, leaks_future,
                    make_mask, per_position_loss, prefix_only_loss, repeat_rate, teacher_forced_loss,
                    train_charlm)
 
-#: The mask variants of chapter 12 and what they let query i see. "correct" is attnbook.causal_mask.
+#: The mask variants of chapter 13 and what they let query i see. "correct" is attnbook.causal_mask.
 MASK_DESCRIPTIONS: dict[str, str] = {
     "correct": "正确：第 i 个位置看 0..i",
     "offset": "错位一格：第 i 个位置还能看 i+1",

@@ -1,4 +1,4 @@
-"""What attention costs (chapter 14): helpers to measure run time and peak memory on the CPU,
+"""What attention costs (chapter 15): helpers to measure run time and peak memory on the CPU,
 and the chapter's figures. The sliding-window attention, the 1-D CNN layer (ConvMixer), the FLOP
 formulas and fit_slope are taught in the chapter (its ``#@save`` cells) and re-exported here.
 
@@ -20,7 +20,7 @@ from ._errors import check_int
 from .runtime import torch_state
 from .book import band_mask, sliding_window_attention
 from .book import scaled_dot_product_attention
-from .book import (  # chapter 14's own code (its #@save cells), re-exported here
+from .book import (  # chapter 15's own code (its #@save cells), re-exported here
     ConvMixer,
     attention_flops,
     conv_flops,
@@ -123,7 +123,7 @@ def make_inputs(seq_len: int, d_model: int = 64, *, seed: int = 0) -> dict[str, 
 
 
 def methods(d_model: int = 64, window: int = 64, kernel_size: int = 5) -> dict[str, Callable[[dict], Any]]:
-    """The four token mixers compared in chapter 14, each ``f(inputs) -> output``."""
+    """The four token mixers compared in chapter 15, each ``f(inputs) -> output``."""
     with torch_state(seed=0, threads=None):  # the convolution's own weights; the reader's generator is untouched
         conv = ConvMixer(d_model, kernel_size).eval()
     return {

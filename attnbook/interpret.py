@@ -1,4 +1,4 @@
-"""Looking inside attention heads (chapter 13): the plumbing of the chapter, i.e. the induction task
+"""Looking inside attention heads (chapter 14): the plumbing of the chapter, i.e. the induction task
 (a data generator), a held-out batch, tables and figures.
 
 The model, its training loop, the head scores, head diversity and the ablation are taught in the
@@ -137,7 +137,7 @@ def score_table(scores_by_run: dict[str, dict[str, torch.Tensor]], digits: int =
 # Exercise data
 # ---------------------------------------------------------------------------------------------
 def exercise_attention() -> torch.Tensor:
-    """A fixed causal 6×6 attention matrix for exercise 13-1 (rows sum to 1)."""
+    """A fixed causal 6×6 attention matrix for exercise 14-1 (rows sum to 1)."""
     scores = torch.tensor([[((3 * i + 5 * j) % 7) / 2 + 2.0 * (j == i - 1) for j in range(6)]
                            for i in range(6)])  # [6, 6]；前一个词额外加 2 分
     scores = scores.masked_fill(~causal_mask(6)[0, 0], float("-inf"))

@@ -60,7 +60,7 @@ def setup(seed: int = 0, *, deterministic: bool = True, threads: int | None = 1)
         seed: seed for ``random``, ``numpy`` and ``torch``.
         threads: torch's intra-op threads. One thread is faster for the book's small tensors,
             keeps reductions in a fixed order, and lets two notebooks run side by side on two
-            cores; ``None`` leaves torch's default (chapter 14 times larger work with it).
+            cores; ``None`` leaves torch's default (chapter 15 times larger work with it).
         deterministic: ask torch for deterministic algorithms
             (results are then reproducible run after run on one machine).
     """

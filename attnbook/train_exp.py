@@ -1,4 +1,4 @@
-"""Training experiments of chapter 11 (训练不稳定的排查清单), small enough for a laptop CPU.
+"""Training experiments of chapter 12 (训练不稳定的排查清单), small enough for a laptop CPU.
 
 The task is *copying*: the model reads ``x_1 … x_n SEP`` and must then write ``x_1 … x_n`` again,
 one token at a time (a causal language model, loss only on the copied half). Random guessing
@@ -28,7 +28,7 @@ import torch
 import torch.nn.functional as F
 
 from ._errors import check_bool, check_int, check_positive, fail
-# The task, the model, the learning-rate schedule and the ruler are taught in chapter 11 (#@save cells).
+# The task, the model, the learning-rate schedule and the ruler are taught in chapter 12 (#@save cells).
 from .book import CopyTask, TinyTransformer, layer_report, lr_at
 from .runtime import torch_state
 

@@ -1,6 +1,6 @@
 """A tiny Transformer (decoder-style language model) for the experiments of Part IV.
 
-The classes are taught in chapter 11 (训练不稳定的排查清单) and generated into :mod:`attnbook.book`
+The classes are taught in chapter 12 (训练不稳定的排查清单) and generated into :mod:`attnbook.book`
 from its ``#@save`` cells; this module only keeps the old import path working.
 """
 from __future__ import annotations

@@ -134,7 +134,7 @@ def test_teaching_guide_agrees_with_the_timing_table():
     assert "课前先运行一遍" in guide and "Colab" in guide and "安装" in guide
     assert not re.search(r"第 ?\d+[–-]\d+ ?章[^。\n]*课前运行", guide), "运行建议以时间表为准，不要在正文里另写一套"
     lesson2 = guide.split("**第 2 课时", 1)[1].split("## 四课时方案", 1)[0]
-    assert "第 12 章" in lesson2, "两课时方案要包括第 12 章“写错的掩码”的演示"
+    assert "第 13 章" in lesson2, "两课时方案要包括第 13 章“写错的掩码”的演示"
 
 
 def test_teaching_guide_has_both_plans():

@@ -32,7 +32,7 @@ import editions  # noqa: E402  (tools/editions.py: the student edition)
 HOMEWORK = ROOT / "appendix" / "homework.ipynb"
 # The lecturer's list (reviews/teacher-2x45.md, "Homework"), in book order; none needs a training run.
 KEYS = ["04-3", "05-2", "07-1", "07-3", "08-3", "08-4", "09-2",
-        "09-3", "09-4", "09-5", "09-6", "09-7", "12-1", "12-3"]
+        "09-3", "09-4", "09-5", "09-6", "09-7", "13-1", "13-3"]
 CHECK = re.compile(r"""attnbook\.check\(\s*["'](\d\d-\d+)["']""")
 EMPTY = re.compile(r"^(answer|fix_\d) = None\b", re.M)
 
@@ -162,7 +162,7 @@ def test_student_edition_has_every_exercise_and_hint_and_no_solution(homework):
 
 
 # The simulated student: which exercises they answer, and how.
-SOLVED = ["04-3", "07-1", "07-3", "08-3", "09-2", "09-3", "09-7", "12-1"]  # 12-1 after a wrong try
+SOLVED = ["04-3", "07-1", "07-3", "08-3", "09-2", "09-3", "09-7", "13-1"]  # 13-1 after a wrong try
 WRONG = {"05-2": "answer = 1 / math.sqrt(768)  # 忘了按头拆分\n_ = attnbook.check(\"05-2\", answer)",
          "09-6": "fix_4 = bug_4  # 没有改\n_ = attnbook.check(\"09-6\", fix_4)"}
 UNTOUCHED = sorted(set(KEYS) - set(SOLVED) - set(WRONG))
@@ -179,8 +179,8 @@ def test_a_students_results_are_collected(homework, tmp_path, monkeypatch):
         if cell["cell_type"] != "code" or not EMPTY.search(source(cell)):
             continue
         key = CHECK.search(source(cell)).group(1)
-        if key == "12-1":  # a wrong try first, then the right answer in the same cell
-            cell["source"] = "answer = 8\n_ = attnbook.check(\"12-1\", answer)\n" + reference[key]
+        if key == "13-1":  # a wrong try first, then the right answer in the same cell
+            cell["source"] = "answer = 8\n_ = attnbook.check(\"13-1\", answer)\n" + reference[key]
         elif key in SOLVED:
             cell["source"] = reference[key]
         elif key in WRONG:
@@ -194,13 +194,13 @@ def test_a_students_results_are_collected(homework, tmp_path, monkeypatch):
     NotebookClient(run, timeout=300, kernel_name="python3", allow_errors=False,
                    resources={"metadata": {"path": str(folder)}}).execute()
     printed = "".join(o.get("text", "") for c in run.cells if c.cell_type == "code" for o in c.outputs)
-    assert "✓ 练习 12-1 正确" in printed and "✗ 练习 05-2 还不对" in printed
+    assert "✓ 练习 13-1 正确" in printed and "✗ 练习 05-2 还不对" in printed
     report = run.cells[[i for i, c in enumerate(run.cells) if c.source.strip() == "attnbook.report()"][0]]
     report_text = "".join(o.get("text", "") for o in report.outputs)
     assert f"做对 {len(SOLVED)} / {len(KEYS)} 道练习" in report_text, report_text
 
     lines = (folder / "attnbook_results.jsonl").read_text(encoding="utf-8").splitlines()
-    # one line per check a cell ran: every exercise cell once, 12-1 twice; the bug demo cell records nothing
+    # one line per check a cell ran: every exercise cell once, 13-1 twice; the bug demo cell records nothing
     assert len(lines) == len(KEYS) + 1
 
     out = io.StringIO()
@@ -213,7 +213,7 @@ def test_a_students_results_are_collected(homework, tmp_path, monkeypatch):
         attempted, solved = by_key[key]["作答人数"], by_key[key]["做对人数"]
         assert (attempted, solved) == ((1, 1) if key in SOLVED else (1, 0) if key in WRONG else (0, 0)), key
     assert "1/√d_model" in by_key["05-2"]["最常见的错误"]
-    assert "最后一个位置" in by_key["12-1"]["最常见的错误"]  # solved in the end, the wrong try still shows
+    assert "最后一个位置" in by_key["13-1"]["最常见的错误"]  # solved in the end, the wrong try still shows
     (student,) = student_rows
     assert student["学生"] == "学生01" and student["做对题数"] == len(SOLVED)
     assert {k for k in KEYS if student[k] == "✓"} == set(SOLVED)

@@ -9,7 +9,7 @@ directive is a term). In each notebook, the first occurrence of a term in runnin
 a heading, math, code, a link or a role) becomes {term}`术语`, which Sphinx resolves to the entry
 itself. Older links ``[术语](../appendix/glossary.md)`` (to the top of the page) are turned into
 {term} roles first. Occurrences in another sense are skipped (``SKIP``): logits and the head
-metrics of chapter 13 are not attention scores (分数). The terms already linked are recorded in
+metrics of chapter 14 are not attention scores (分数). The terms already linked are recorded in
 the notebook metadata ``attnbook.glossary``, so a second run changes nothing (a term whose link an
 author removed stays unlinked). When text added later uses a linked term before its link, the link
 moves to that first use. Only Markdown cells

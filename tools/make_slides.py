@@ -555,7 +555,7 @@ def block_height(block: str, width_em: float = LINE_EM) -> float:
             indent = len(LIST_ITEM.match(item).group(1)) if LIST_ITEM.match(item) else 0
             body = LIST_ITEM.sub("", item, count=1)
             lines = text_lines(body, width_em - 1.3 * (1 + indent // 2))
-            # long list items full of inline math wrap worse than the estimate (ch11: 30 % short)
+            # long list items full of inline math wrap worse than the estimate (ch12: 30 % short)
             lines = math.ceil(lines * (1.2 if lines > 6 else 1.0))
             height += lines * LINE + 4 + _math_lift(body, lines)
         return height
@@ -1283,7 +1283,7 @@ SESSIONS = {
         (("chapters/07_single_head.ipynb", "slides-s2"),
          ("chapters/08_multi_head.ipynb", "slides-s2"),
          ("chapters/09_masks.ipynb", "slides-s2"),
-         ("chapters/12_mask_bugs.ipynb", "slides-s2"),
+         ("chapters/13_mask_bugs.ipynb", "slides-s2"),
          ("chapters/10_positional_encoding.ipynb", "slides-s2")),
         "## 出门检查\n\n每人一张纸条，答完再走：\n\n"
         "- 怎样用一次“改未来、看过去”检查因果掩码有没有写对？"),

@@ -3,7 +3,7 @@
 #
 #   bash tools/versions_test.sh                       # oldest, pinned and newest; both CPU kernel sets
 #   bash tools/versions_test.sh newest                # only some of the three
-#   bash tools/versions_test.sh oldest chapters/14_when_not_to_use.ipynb   # only some notebooks
+#   bash tools/versions_test.sh oldest chapters/15_when_not_to_use.ipynb   # only some notebooks
 #   bash tools/versions_test.sh --rebuild newest      # new venvs (e.g. PyTorch has released again)
 #   VERSIONS_ISA=default bash tools/versions_test.sh  # one CPU kernel set only (native | default)
 #

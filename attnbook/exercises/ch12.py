@@ -1,72 +1,52 @@
-"""Exercises of chapter 12 (Mask 写错会怎样)."""
+"""Exercises of chapter 12 (训练不稳定的排查清单)."""
 from __future__ import annotations
 
-import functools
+import math
 
-import torch
-
-from ..book import CharTransformer, future_influence, make_mask
-from ..runtime import torch_state
+from ..book import lr_at
 from ._core import Expected, Mistake, exercise
 
 
-def _extra_keys(kind: str, seq_len: int) -> int:
-    """How many (query, key) pairs the mask ``kind`` keeps although the correct mask blocks them."""
-    wrong = make_mask(seq_len, kind)
-    right = make_mask(seq_len, "correct")
-    return int((wrong & ~right).sum())
-
-
-@exercise("12-1", "错位一格的 mask 多放进了几对（查询, 键）")
-def _offset_extra() -> Expected:
-    seq_len = 8
+@exercise("12-1", "预热第 9 步的学习率")
+def _warmup_lr() -> Expected:
+    peak, warmup, step = 1e-2, 30, 9
     return Expected(
-        value=_extra_keys("offset", seq_len),
-        atol=0,
-        integer=True,
+        value=lr_at(step, peak, warmup),
+        atol=1e-5,
         mistakes=(
-            Mistake(seq_len, "最后一个位置没有“下一格”可看：多出来的只有对角线上方那一条斜线。"),
-            Mistake(_extra_keys("transposed", seq_len),
-                    "这是严格上三角的全部格子，是“转置”或“没有掩码”才会放进来的数量；错位一格只多一条斜线。"),
-            Mistake(int(make_mask(seq_len, "offset").sum()), "这是错位掩码保留的全部格子；题目问的是比正确掩码多出的格子。"),
+            Mistake(peak * step / warmup, "差了一步：step 从 0 数起，第 9 步是第 10 次更新，比例是 (9+1)/30。"),
+            Mistake(peak, "这是峰值学习率：预热阶段（前 30 步）的学习率要按比例缩小。"),
+            Mistake(peak / warmup, "这是第 0 步的学习率；第 9 步已经升到了 10/30。"),
         ),
-        explain="多出的是紧贴对角线上方的一条斜线：(0,1), (1,2), …, (6,7)。",
+        explain=f"预热阶段学习率线性上升：{step + 1}/{warmup} × {peak:g} ≈ {lr_at(step, peak, warmup):.3g}。",
     )
 
 
-@exercise("12-2", "转置后的 mask 有几个 True")
-def _transposed_count() -> Expected:
-    seq_len = 6
-    mask = make_mask(seq_len, "transposed")
+@exercise("12-2", "SublayerConnection 是 Pre-Norm 还是 Post-Norm")
+def _which_norm() -> Expected:
     return Expected(
-        value=int(mask.sum()),
-        atol=0,
-        integer=True,
+        value="pre",
+        choices=("pre", "post"),
+        aliases={"pre-norm": "pre", "prenorm": "pre", "pre norm": "pre", "pre-ln": "pre",
+                 "post-norm": "post", "postnorm": "post", "post norm": "post", "post-ln": "post"},
         mistakes=(
-            Mistake(int(torch.triu(torch.ones(seq_len, seq_len), diagonal=1).sum()),
-                    "对角线也是 True（每个位置都能看自己），别忘了把它算进去。"),
-            Mistake(seq_len * seq_len, "转置后仍有一半被屏蔽，不是全部 True。"),
+            Mistake("post", "看 norm 作用在哪里：它包住的是子层的输入 x，残差相加之后没有再归一化。"
+                            "Post-Norm 应写成 norm(x + sublayer(x))。"),
         ),
-        explain="和正确的因果 mask 一样多——所以只数 True 的个数、只看形状，都查不出转置这个错误。",
+        explain="norm 在子层之前、残差相加之后不再归一化，这就是 Pre-Norm；原论文是 Post-Norm。",
     )
 
 
-@functools.lru_cache(maxsize=4)  # a model and its influence matrix: computed once per process
-def _reach(num_layers: int, seq_len: int = 8) -> int:
-    with torch_state(seed=0, threads=None):  # 不改动读者的全局随机状态
-        model = CharTransformer(vocab_size=11, d_model=16, num_heads=2, num_layers=num_layers, max_len=seq_len,
-                                mask_kind="offset")
-    influence = future_influence(model, seq_len)
-    i, j = torch.nonzero(influence > 1e-6, as_tuple=True)
-    return int((j - i).max())
-
-
-@exercise("12-3", "两层“错位一格”的模型能看到多远的未来")
-def _reach_two_layers() -> Expected:
+@exercise("12-3", "d_k = 128 时不缩放的分数标准差")
+def _score_std() -> Expected:
+    d_k, var = 128, 1 / 3
     return Expected(
-        value=_reach(2),
-        atol=0,
-        integer=True,
-        mistakes=(Mistake(_reach(1), "只有一层时是这样。第二层读到的第 i+1 个位置，自己在第一层已经看过第 i+2 个字了。"),),
-        explain="每多一层，泄漏就再往前传一格：L 层错位一格的模型能看到 i+L。",
+        value=math.sqrt(d_k) * var,
+        atol=0.02,
+        mistakes=(
+            Mistake(d_k * var * var, "这是方差 d_k·σ⁴ = 128/9；题目问的是标准差，还要开平方。"),
+            Mistake(var, "这是除以 √d_k 之后的标准差；题目问的是不缩放的分数。"),
+            Mistake(math.sqrt(d_k * var), "每一项是两个随机数的乘积 q_t·k_t，方差是 σ²·σ² = 1/9，不是 1/3。"),
+        ),
+        explain=f"方差 {d_k} × (1/3)² = {d_k}/9，标准差 √{d_k} / 3 ≈ {math.sqrt(d_k) * var:.2f}。",
     )

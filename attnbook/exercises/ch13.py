@@ -1,57 +1,72 @@
-"""Exercises of chapter 13 (注意力可视化)."""
+"""Exercises of chapter 13 (Mask 写错会怎样)."""
 from __future__ import annotations
+
+import functools
 
 import torch
 
-from ..interpret import exercise_attention, js_divergence, previous_token_score
+from ..book import CharTransformer, future_influence, make_mask
+from ..runtime import torch_state
 from ._core import Expected, Mistake, exercise
 
 
-@exercise("13-1", "一个 6×6 注意力矩阵的前一词得分")
-def _previous_token() -> Expected:
-    A = exercise_attention()
-    below = torch.diagonal(A, offset=-1)
+def _extra_keys(kind: str, seq_len: int) -> int:
+    """How many (query, key) pairs the mask ``kind`` keeps although the correct mask blocks them."""
+    wrong = make_mask(seq_len, kind)
+    right = make_mask(seq_len, "correct")
+    return int((wrong & ~right).sum())
+
+
+@exercise("13-1", "错位一格的 mask 多放进了几对（查询, 键）")
+def _offset_extra() -> Expected:
+    seq_len = 8
     return Expected(
-        value=float(previous_token_score(A)),
-        atol=5e-3,
-        mistakes=(
-            Mistake(float(below.sum() / A.shape[0]), "分母应是 5 而不是 6：第 0 个查询前面没有词，不参与平均。"),
-            Mistake(float(torch.diagonal(A).mean()), "你取的是主对角线（每个词看自己）；前一个词在主对角线正下方，offset=-1。"),
-            Mistake(float(torch.diagonal(A, offset=1).mean()), "offset=+1 是主对角线上方，那是“未来”，因果矩阵里全是 0。"),
-        ),
-        explain="这个矩阵的大部分权重确实落在前一个词上。",
-    )
-
-
-@exercise("13-2", "两个注意力分布的 JS 散度（比特）")
-def _js() -> Expected:
-    p = torch.tensor([0.7, 0.2, 0.1], dtype=torch.float64)
-    q = torch.tensor([0.1, 0.2, 0.7], dtype=torch.float64)
-    bits = float(js_divergence(p, q))
-    return Expected(
-        value=bits,
-        atol=5e-3,
-        mistakes=(
-            Mistake(bits * float(torch.log(torch.tensor(2.0))), "这是用自然对数算的结果；题目要以 2 为底（torch.log2）。"),
-            Mistake(float((p * torch.log2(p / q)).sum()), "这是 KL(p‖q)。JS 要先求平均分布 m = (p+q)/2，再对 m 算两次 KL。"),
-            Mistake(2 * bits, "少乘了 ½：JS = ½ KL(p‖m) + ½ KL(q‖m)。"),
-        ),
-        explain="以 2 为底时 JS 在 0 到 1 之间。",
-    )
-
-
-@exercise("13-3", "完美归纳头看哪个位置")
-def _induction_target() -> Expected:
-    P, L, t = 3, 5, 10
-    return Expected(
-        value=t - L + 1,
-        atol=0.0,
+        value=_extra_keys("offset", seq_len),
+        atol=0,
         integer=True,
-        form="一个整数（位置，从 0 数起）",
         mistakes=(
-            Mistake(t - L, "位置 5 是同一个字母上一次出现的地方；归纳头要的是它后面那个字母。"),
-            Mistake(t - 1, "看前一个位置是前一词头的行为，不是归纳头。"),
-            Mistake(P + 1, "不是固定看片段开头：目标随查询位置一起移动，是 t - L + 1。"),
+            Mistake(seq_len, "最后一个位置没有“下一格”可看：多出来的只有对角线上方那一条斜线。"),
+            Mistake(_extra_keys("transposed", seq_len),
+                    "这是严格上三角的全部格子，是“转置”或“没有掩码”才会放进来的数量；错位一格只多一条斜线。"),
+            Mistake(int(make_mask(seq_len, "offset").sum()), "这是错位掩码保留的全部格子；题目问的是比正确掩码多出的格子。"),
         ),
-        explain="那个位置上的字母，正是第二遍里的下一个字母。",
+        explain="多出的是紧贴对角线上方的一条斜线：(0,1), (1,2), …, (6,7)。",
+    )
+
+
+@exercise("13-2", "转置后的 mask 有几个 True")
+def _transposed_count() -> Expected:
+    seq_len = 6
+    mask = make_mask(seq_len, "transposed")
+    return Expected(
+        value=int(mask.sum()),
+        atol=0,
+        integer=True,
+        mistakes=(
+            Mistake(int(torch.triu(torch.ones(seq_len, seq_len), diagonal=1).sum()),
+                    "对角线也是 True（每个位置都能看自己），别忘了把它算进去。"),
+            Mistake(seq_len * seq_len, "转置后仍有一半被屏蔽，不是全部 True。"),
+        ),
+        explain="和正确的因果 mask 一样多——所以只数 True 的个数、只看形状，都查不出转置这个错误。",
+    )
+
+
+@functools.lru_cache(maxsize=4)  # a model and its influence matrix: computed once per process
+def _reach(num_layers: int, seq_len: int = 8) -> int:
+    with torch_state(seed=0, threads=None):  # 不改动读者的全局随机状态
+        model = CharTransformer(vocab_size=11, d_model=16, num_heads=2, num_layers=num_layers, max_len=seq_len,
+                                mask_kind="offset")
+    influence = future_influence(model, seq_len)
+    i, j = torch.nonzero(influence > 1e-6, as_tuple=True)
+    return int((j - i).max())
+
+
+@exercise("13-3", "两层“错位一格”的模型能看到多远的未来")
+def _reach_two_layers() -> Expected:
+    return Expected(
+        value=_reach(2),
+        atol=0,
+        integer=True,
+        mistakes=(Mistake(_reach(1), "只有一层时是这样。第二层读到的第 i+1 个位置，自己在第一层已经看过第 i+2 个字了。"),),
+        explain="每多一层，泄漏就再往前传一格：L 层错位一格的模型能看到 i+L。",
     )

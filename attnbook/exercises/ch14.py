@@ -1,57 +1,57 @@
-"""Exercises of chapter 14 (什么时候不值得用自注意力)."""
+"""Exercises of chapter 14 (注意力可视化)."""
 from __future__ import annotations
 
-from ..complexity import attention_flops, score_matrix_bytes
+import torch
+
+from ..interpret import exercise_attention, js_divergence, previous_token_score
 from ._core import Expected, Mistake, exercise
 
 
-@exercise("14-1", "n = 2048、d = 64 时全注意力的 FLOPs")
-def _flops() -> Expected:
-    n, d = 2048, 64
+@exercise("14-1", "一个 6×6 注意力矩阵的前一词得分")
+def _previous_token() -> Expected:
+    A = exercise_attention()
+    below = torch.diagonal(A, offset=-1)
     return Expected(
-        value=float(attention_flops(n, d)),
-        atol=0.5,
-        integer=True,
-        form="一个整数（FLOPs，精确值）",
+        value=float(previous_token_score(A)),
+        atol=5e-3,
         mistakes=(
-            Mistake(float(2 * n * n * d), "这只是 QKᵀ 的 FLOPs；权重乘 V 还要同样多。"),
-            Mistake(float(2 * n * n * d // 2), "这是 QKᵀ 的乘加次数。一次乘加算 2 FLOPs，而且还要加上乘 V 的部分。"),
-            Mistake(float(n * n), "这是词对数 n²；每一对还要做 d 次乘加。"),
+            Mistake(float(below.sum() / A.shape[0]), "分母应是 5 而不是 6：第 0 个查询前面没有词，不参与平均。"),
+            Mistake(float(torch.diagonal(A).mean()), "你取的是主对角线（每个词看自己）；前一个词在主对角线正下方，offset=-1。"),
+            Mistake(float(torch.diagonal(A, offset=1).mean()), "offset=+1 是主对角线上方，那是“未来”，因果矩阵里全是 0。"),
         ),
-        explain="约 1.07 × 10⁹ FLOPs，其中一半在 QKᵀ，一半在乘 V。",
+        explain="这个矩阵的大部分权重确实落在前一个词上。",
     )
 
 
-@exercise("14-2", "批 8、12 头、n = 4096 的注意力权重占多少 MiB")
-def _memory() -> Expected:
-    n = 4096
-    mib = 2**20
+@exercise("14-2", "两个注意力分布的 JS 散度（比特）")
+def _js() -> Expected:
+    p = torch.tensor([0.7, 0.2, 0.1], dtype=torch.float64)
+    q = torch.tensor([0.1, 0.2, 0.7], dtype=torch.float64)
+    bits = float(js_divergence(p, q))
     return Expected(
-        value=score_matrix_bytes(n, batch=8, num_heads=12) / mib,
-        atol=0.5,
+        value=bits,
+        atol=5e-3,
         mistakes=(
-            Mistake(score_matrix_bytes(n, batch=8) / mib, "忘了乘头数 12：每个头都有自己的 n × n 权重。"),
-            Mistake(score_matrix_bytes(n, num_heads=12) / mib, "忘了乘批大小 8：每条序列都有自己的权重。"),
-            Mistake(score_matrix_bytes(n, batch=8, num_heads=12, bytes_per_value=2) / mib, "float32 每个数 4 字节，不是 2 字节。"),
-            Mistake(score_matrix_bytes(n, batch=8, num_heads=12) / 1e6, "这是以 10⁶ 字节（MB）为单位；题目要 MiB，即 2²⁰ 字节。"),
-            Mistake(score_matrix_bytes(n, batch=8, num_heads=12, bytes_per_value=1) / mib, "忘了乘每个 float32 的 4 字节。"),
+            Mistake(bits * float(torch.log(torch.tensor(2.0))), "这是用自然对数算的结果；题目要以 2 为底（torch.log2）。"),
+            Mistake(float((p * torch.log2(p / q)).sum()), "这是 KL(p‖q)。JS 要先求平均分布 m = (p+q)/2，再对 m 算两次 KL。"),
+            Mistake(2 * bits, "少乘了 ½：JS = ½ KL(p‖m) + ½ KL(q‖m)。"),
         ),
-        explain="6144 MiB = 6 GiB，而且这只是一层。",
+        explain="以 2 为底时 JS 在 0 到 1 之间。",
     )
 
 
-@exercise("14-3", "d_model = 512 时注意力核心追上线性部分的 n")
-def _crossover() -> Expected:
-    d = 512
+@exercise("14-3", "完美归纳头看哪个位置")
+def _induction_target() -> Expected:
+    P, L, t = 3, 5, 10
     return Expected(
-        value=24 * d**2 / (4 * d),
-        atol=0.5,
+        value=t - L + 1,
+        atol=0.0,
         integer=True,
-        form="一个整数（序列长度 n）",
+        form="一个整数（位置，从 0 数起）",
         mistakes=(
-            Mistake(8 * d**2 / (4 * d), "这是只和 4 个投影（8nd²）比的交点；题目里线性部分还包括前馈层，共 24nd²。"),
-            Mistake(24 * d**2 / (2 * d), "注意力核心是 4n²d（QKᵀ 和乘 V 各 2n²d），不是 2n²d。"),
-            Mistake(float(d), "交点不是 d：令 4n²d = 24nd²，得 n = 6d。"),
+            Mistake(t - L, "位置 5 是同一个字母上一次出现的地方；归纳头要的是它后面那个字母。"),
+            Mistake(t - 1, "看前一个位置是前一词头的行为，不是归纳头。"),
+            Mistake(P + 1, "不是固定看片段开头：目标随查询位置一起移动，是 t - L + 1。"),
         ),
-        explain="n = 6d；更短的序列里，线性层比注意力核心更贵。",
+        explain="那个位置上的字母，正是第二遍里的下一个字母。",
     )

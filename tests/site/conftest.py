@@ -122,7 +122,7 @@ AXE_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa"]
 AXE_CODE_PAGE = "chapters/09_masks.html"
 #: The one deck axe-core checks: every deck comes from the same template (tools/make_slides.py) and
 #: carries its chapter's cells, which axe checks on the chapter's page.
-AXE_DECK = "slides/11_training_pitfalls.slides.html"
+AXE_DECK = "slides/12_training_pitfalls.slides.html"
 
 
 def axe_scope(rel: str) -> list[list[str]] | None:

@@ -110,7 +110,7 @@ def _class_folder(root: pathlib.Path) -> pathlib.Path:
             lines.append({"v": 1, "exercise": "09-2", "answered": True, "ok": True, "mistake": None,
                           "time": "2026-12-01T08:12:00+00:00"})
         if n <= 10:
-            lines.append({"v": 1, "exercise": "12-1", "answered": False, "ok": False, "mistake": None,
+            lines.append({"v": 1, "exercise": "13-1", "answered": False, "ok": False, "mistake": None,
                           "time": "2026-12-01T08:20:00+00:00"})
         text = "".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines)
         if n == 7:
@@ -144,7 +144,7 @@ def test_collect_a_class_of_60_with_broken_files(tmp_path):
     assert rows["04-1"]["最常见的错误"] == f"忘了除以 √d_k（{57 - solved} 人）"
     assert rows["09-2"]["作答人数"] == 39 and rows["09-2"]["做对人数"] == 19  # s05 is unreadable
     assert rows["09-2"]["最常见的错误"] == "只算了因果掩码（39 人）"  # students, not attempts
-    assert rows["12-1"]["作答人数"] == 0  # opened, never answered
+    assert rows["13-1"]["作答人数"] == 0  # opened, never answered
     # every accident is named, and none stopped the summary
     for name in ("s05/chapters/" + RESULTS_FILE, "s06/notes.jsonl", "名单.xlsx", "s59", "s07/chapters/" + RESULTS_FILE,
                  "s08/" + RESULTS_FILE + "：第 5 行不是本书的作答记录", "s07/chapters/" + RESULTS_FILE + "：第 5 行不是 JSON"):
@@ -156,7 +156,7 @@ def test_collect_a_class_of_60_with_broken_files(tmp_path):
     assert new == {pathlib.Path("收上来的作业") / collect.EXERCISE_TABLE,
                    pathlib.Path("收上来的作业") / collect.STUDENT_TABLE}
     table = (folder / collect.STUDENT_TABLE).read_text(encoding="utf-8-sig").splitlines()
-    assert table[0] == "学生,04-1,09-2,12-1,做对题数,备注" and len(table) == 60
+    assert table[0] == "学生,04-1,09-2,13-1,做对题数,备注" and len(table) == 60
     notes = {line.split(",")[0]: line.split(",")[-1] for line in table[1:]}
     assert notes["s05"].startswith("结果文件损坏") and notes["s59"] == "没有结果文件"
     assert notes["s07"].startswith("结果文件有坏行") and notes["s01"] == ""

@@ -95,7 +95,7 @@ def test_a_letter_that_is_no_option_is_told_the_format(capsys):
 
 def test_pre_or_post_accepts_its_usual_spellings(capsys):
     for answer in ("pre", "Pre-Norm", "PRE", "pre-norm。"):
-        assert _said(capsys, "11-2", answer)[0], answer
+        assert _said(capsys, "12-2", answer)[0], answer
 
 
 def test_singleton_dimensions_are_squeezed(capsys):
@@ -107,7 +107,7 @@ def test_singleton_dimensions_are_squeezed(capsys):
 
 
 @pytest.mark.parametrize(("key", "answer"), [("01-1", 6.95), ("01-2", 21.09), ("03-1", [7.05, 12.05]),
-                                             ("07-1", 98496.5), ("13-3", 6.2)])
+                                             ("07-1", 98496.5), ("14-3", 6.2)])
 def test_counts_and_shapes_must_be_integers(capsys, key, answer):
     """teacher §10: 01-1 accepted 6.95, 01-2 21.09 and 03-1 [7.05, 12.05]."""
     ok, out = _said(capsys, key, answer)

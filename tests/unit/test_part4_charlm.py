@@ -1,4 +1,4 @@
-"""attnbook.charlm: the Tang-poem corpus, the masks, the tiny model and the leak diagnostic (chapter 12)."""
+"""attnbook.charlm: the Tang-poem corpus, the masks, the tiny model and the leak diagnostic (chapter 13)."""
 from __future__ import annotations
 
 import collections
@@ -267,7 +267,7 @@ def test_generate(corpus):
     assert out == charlm.generate(model, vocab, "床前明月光，", 20, stop_at_separator=False)
     sampled = charlm.generate(model, vocab, "床前", 10, temperature=1.0, seed=1, stop_at_separator=False)
     assert sampled == charlm.generate(model, vocab, "床前", 10, temperature=1.0, seed=1, stop_at_separator=False)
-    # avoid: those characters are never written (chapter 12 never writes its placeholder □)
+    # avoid: those characters are never written (chapter 13 never writes its placeholder □)
     banned = out[0] + sampled[0]
     for temperature in (0.0, 1.0):
         assert not set(banned) & set(charlm.generate(model, vocab, "床前", 20, temperature=temperature, seed=1,

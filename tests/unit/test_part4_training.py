@@ -1,4 +1,4 @@
-"""attnbook.transformer (TinyTransformer) and attnbook.train_exp (chapter 11's experiments)."""
+"""attnbook.transformer (TinyTransformer) and attnbook.train_exp (chapter 12's experiments)."""
 from __future__ import annotations
 
 import math
@@ -292,12 +292,12 @@ def test_figures_are_pure_and_labelled():
 
 
 def test_chapter_11_exercises_recognise_typical_mistakes(capsys):
-    assert attnbook.check("11-1", lr_at(9, 1e-2, 30))
-    assert not attnbook.check("11-1", 1e-2 * 9 / 30)
+    assert attnbook.check("12-1", lr_at(9, 1e-2, 30))
+    assert not attnbook.check("12-1", 1e-2 * 9 / 30)
     assert "差了一步" in capsys.readouterr().out
-    assert attnbook.check("11-2", " pre ")
-    assert not attnbook.check("11-2", "post")
+    assert attnbook.check("12-2", " pre ")
+    assert not attnbook.check("12-2", "post")
     assert "norm" in capsys.readouterr().out
-    assert attnbook.check("11-3", math.sqrt(128) / 3)
-    assert not attnbook.check("11-3", 128 / 9)
+    assert attnbook.check("12-3", math.sqrt(128) / 3)
+    assert not attnbook.check("12-3", 128 / 9)
     assert "标准差" in capsys.readouterr().out

@@ -1,4 +1,4 @@
-"""attnbook.interpret (chapter 13) and attnbook.complexity (chapter 14)."""
+"""attnbook.interpret (chapter 14) and attnbook.complexity (chapter 15)."""
 from __future__ import annotations
 
 import math
@@ -331,15 +331,15 @@ def test_seeds_trained_together_match_seeds_trained_one_by_one():
 def test_chapter_exercises_recognise_mistakes(capsys):
     p = torch.tensor([0.7, 0.2, 0.1])
     q = torch.tensor([0.1, 0.2, 0.7])
-    assert attnbook.check("13-2", (p * torch.log2(p / q)).sum()) is False
+    assert attnbook.check("14-2", (p * torch.log2(p / q)).sum()) is False
     assert "KL" in capsys.readouterr().out
-    assert attnbook.check("13-3", 5) is False
+    assert attnbook.check("14-3", 5) is False
     assert "后面" in capsys.readouterr().out
-    assert attnbook.check("14-1", 2 * 2048**2 * 64) is False
+    assert attnbook.check("15-1", 2 * 2048**2 * 64) is False
     assert "乘 V" in capsys.readouterr().out
-    assert attnbook.check("14-2", 8 * 4096**2 * 4 / 2**20) is False
+    assert attnbook.check("15-2", 8 * 4096**2 * 4 / 2**20) is False
     assert "头数" in capsys.readouterr().out
-    assert attnbook.check("14-3", 3072)
+    assert attnbook.check("15-3", 3072)
 
 
 def test_sliding_window_gradients_match_band_attention_when_seq_len_is_not_a_multiple_of_block():

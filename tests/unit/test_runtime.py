@@ -87,7 +87,7 @@ def _attention_figure():
 HELPERS = {
     # the exercise checker builds its answers on the spot: that must not reseed the reader's generator
     "check 03-1": lambda: __import__("attnbook.exercises", fromlist=["load_all"]).load_all()["03-1"].make(),
-    "check 12 (future reach)": lambda: __import__("attnbook.exercises.ch12", fromlist=["_reach"])._reach(2),
+    "check 12 (future reach)": lambda: __import__("attnbook.exercises.ch13", fromlist=["_reach"])._reach(2),
     "train_exp.train_runs": lambda: train_exp.train_runs(SMALL, [{"seed": 0}, {"seed": 1}], steps=2, batch=2),
     "charlm.attention_figure": _attention_figure,
     "charlm.eval_windows": lambda: charlm.eval_windows(_corpus()[1], 8, 2),
@@ -102,7 +102,7 @@ HELPERS = {
     "book.train_induction": lambda: book.train_induction(0, steps=2, batch=4, d_model=8),
 }
 
-# The taught training loops (#@save cells of chapters 11 and 12) seed their model inside torch_state.
+# The taught training loops (#@save cells of chapters 12 and 13) seed their model inside torch_state.
 TAUGHT_LOOPS = {
     "book.train_one": lambda: book.train_one(SMALL, seed=0, steps=2, batch=2),
     "book.train_charlm": lambda: book.train_charlm(_corpus()[1], len(_corpus()[0]), steps=2, seq_len=8, batch=2,

@@ -1,0 +1,336 @@
+"""Reading time of each chapter, main line and deep dives (选读), and the 本章导读 headers that state it.
+
+    python tools/reading_time.py            # rewrites N and M in every chapter's 本章导读, prints the table
+    python tools/reading_time.py --check    # prints the table; exit 1 if a header is missing or stale
+    python tools/reading_time.py --table    # only the table (changes nothing)
+
+The header is the chapter's second cell (right after the H1 cell)::
+
+    :::{admonition} 本章导读
+    :class: tip
+    主线约 N 分钟，选读约 M 分钟。
+
+    读完主线，你应当带走三点：
+    1. …
+    2. …
+    3. …
+    :::
+
+This tool owns only the numbers N and M (a chapter with no deep dive reads “主线约 N 分钟，本章没有
+选读。”); the rest of the header is the author's. A rewrite changes nothing else in the notebook
+(outputs stay those of the last run); run ``python tools/editions.py reader`` after it.
+
+How the minutes are estimated
+-----------------------------
+A second-year student reads a chapter, runs its cells and does its exercises; the estimate adds up
+what there is to read and to do, cell by cell (tools/book_text.py says what prose is):
+
+=========================================  =====================  =================================
+what                                       minutes                why
+=========================================  =====================  =================================
+Chinese characters of prose                1 per CJK_PER_MIN      technical Chinese, read carefully
+Latin words of prose (names, numbers)      1 per WORDS_PER_MIN
+an inline formula ($…$)                    INLINE_MATH
+a display formula ($$…$$, {math})          DISPLAY_MATH           read term by term
+a line of code shown (code cells, and      CODE_LINE              read, and run once
+fenced code in the text)
+a figure, or a slider's default frame      FIGURE
+a line of printed output (text, tables)    OUTPUT_LINE            up to OUTPUT_CAP lines a cell
+an exercise (**练习 NN-k**)                EXERCISE               try it, check it, read the hint
+=========================================  =====================  =================================
+
+Left out: the setup and import cells (the first two code cells), cells removed from the page
+(``remove-cell``), the code of ``hide-input`` cells (their output counts), reference solutions
+(``hide-cell``: part of an exercise's time), myst-nb's ``glue(...)`` bookkeeping lines, the
+``## 参考`` list and the 本章导读 header itself. The main line is every other cell; the deep dives
+are the cells tagged ``deep-dive``. Minutes are rounded up to the next 5 (N) and to the next whole
+minute for a single deep dive; M is the deep dives' total, rounded up to the next 5.
+
+Calibration: the student of ``../shared/reviews/student-ch01-10.md`` timed chapters 01–10 of commit
+ccc8349 (70, 50, 60, 30, 80, 40, 45, 60, 100+, 60 minutes: reading, running the code and doing the
+exercises). The rates above are a reader's rates, not fitted freely: the two free constants, the
+prose speed and the minutes per exercise, were chosen so that the estimate for those ten chapters,
+as they were then, matches the student's times (``python tools/reading_time.py --calibrate``
+prints both, chapter by chapter). The student's own split (ch03: main line 20 of 60 minutes; ch05:
+35 of 80) is a check the estimate does not use.
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import pathlib
+import re
+import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+
+import book_text  # noqa: E402
+
+ROOT = book_text.ROOT
+
+CJK_PER_MIN = 180
+WORDS_PER_MIN = 60
+INLINE_MATH = 0.15
+DISPLAY_MATH = 0.6
+CODE_LINE = 0.2
+FIGURE = 0.75
+OUTPUT_LINE = 0.05
+OUTPUT_CAP = 30
+EXERCISE = 4.0
+
+HEADER_TITLE = re.compile(r"^\s*(:{3,}|`{3,})\{admonition\}\s*本章导读\s*$", re.M)
+NUMBERS = re.compile(r"主线约\s*(\d+)\s*分钟，(?:选读约\s*(\d+)\s*分钟|本章没有选读)")
+TAKEAWAYS = re.compile(r"^\s*([1-9])[.、]\s*\S", re.M)
+GLUE_LINE = re.compile(r"^\s*glue\(.*\)\s*(#.*)?$")
+SKIP_TAGS = {"remove-cell"}
+NO_INPUT_TAGS = {"hide-input", "remove-input"}
+NO_OUTPUT_TAGS = {"remove-output"}
+SOLUTION_TAGS = {"hide-cell"}
+
+#: The student's times (minutes) for chapters 01–10 at commit ccc8349 (09: "100+").
+STUDENT = {"01": 70, "02": 50, "03": 60, "04": 30, "05": 80, "06": 40, "07": 45, "08": 60, "09": 100,
+           "10": 60}
+CALIBRATION_COMMIT = "ccc8349"
+
+
+@dataclasses.dataclass
+class Counts:
+    """What there is to read and do in a set of cells."""
+    cjk: int = 0
+    words: int = 0
+    inline_math: int = 0
+    display_math: int = 0
+    code_lines: int = 0
+    figures: int = 0
+    output_lines: int = 0
+    exercises: int = 0
+
+    def __iadd__(self, other: "Counts") -> "Counts":
+        for field in dataclasses.fields(self):
+            setattr(self, field.name, getattr(self, field.name) + getattr(other, field.name))
+        return self
+
+    def minutes(self) -> float:
+        return (self.cjk / CJK_PER_MIN + self.words / WORDS_PER_MIN + self.inline_math * INLINE_MATH
+                + self.display_math * DISPLAY_MATH + self.code_lines * CODE_LINE + self.figures * FIGURE
+                + self.output_lines * OUTPUT_LINE + self.exercises * EXERCISE)
+
+
+def is_header(cell) -> bool:
+    return cell["cell_type"] == "markdown" and bool(HEADER_TITLE.search(book_text.text(cell)))
+
+
+def _output_counts(outputs: list) -> tuple[int, int]:
+    """(figures, printed lines) of a code cell's outputs."""
+    figures = lines = 0
+    for output in outputs:
+        data = output.get("data") or {}
+        if any(k.startswith("application/papermill.record/") for k in data) and len(data) <= 2 \
+                and all(k.startswith("application/papermill.record/") or k == "text/plain" for k in data) \
+                and (output.get("metadata") or {}).get("scrapbook"):
+            continue  # a glue record
+        html = "".join(data.get("text/html", "")) if isinstance(data.get("text/html"), list) \
+            else data.get("text/html", "")
+        if "attnbook-slider" in html or "image/png" in data or "image/svg+xml" in data or "image/jpeg" in data:
+            figures += 1
+        elif "<table" in html:
+            lines += html.count("<tr")
+        elif output.get("output_type") == "stream":
+            lines += "".join(output.get("text", "")).count("\n") + 1
+        elif output.get("output_type") == "error":
+            lines += 3
+        elif "text/markdown" in data or "text/plain" in data:
+            text = data.get("text/markdown") or data.get("text/plain")
+            lines += "".join(text).count("\n") + 1
+    return figures, min(lines, OUTPUT_CAP)
+
+
+def cell_counts(cell, *, setup: bool = False) -> Counts:
+    """The counts of one cell (setup: one of the first two code cells, which count nothing)."""
+    counts = Counts()
+    cell_tags = book_text.tags(cell)
+    if cell_tags & SKIP_TAGS or is_header(cell) or setup:
+        return counts
+    source = book_text.text(cell)
+    if cell["cell_type"] == "markdown":
+        kept = "\n".join(part for title, part in book_text.split_sections(source) if title != "参考")
+        prose = book_text.prose(kept)
+        counts.cjk = book_text.cjk_chars(prose.text)
+        counts.words = book_text.latin_words(prose.text)
+        counts.inline_math = prose.inline_math
+        counts.display_math = prose.display_math
+        counts.code_lines = prose.code_lines
+        counts.figures = prose.images
+        counts.exercises = len(set(re.findall(r"\*\*练习\s*(\d{2}-\d+)", kept)))
+        return counts
+    if cell["cell_type"] != "code":
+        return counts
+    if not cell_tags & (NO_INPUT_TAGS | SOLUTION_TAGS):
+        counts.code_lines = sum(1 for line in source.splitlines() if line.strip() and not GLUE_LINE.match(line))
+    if not cell_tags & (NO_OUTPUT_TAGS | SOLUTION_TAGS):
+        counts.figures, counts.output_lines = _output_counts(cell.get("outputs", []))
+    return counts
+
+
+def notebook_counts(cells) -> tuple[Counts, Counts]:
+    """(main line, deep dives) counts of a notebook's cells."""
+    deep = book_text.deep_dive_cells(cells)
+    main, dives = Counts(), Counts()
+    code_seen = 0
+    for index, cell in enumerate(cells):
+        setup = False
+        if cell["cell_type"] == "code":
+            code_seen += 1
+            setup = code_seen <= 2
+        counts = cell_counts(cell, setup=setup)
+        if index in deep:
+            dives += counts
+        else:
+            main += counts
+    return main, dives
+
+
+def round_up(minutes: float, step: int) -> int:
+    return int(step * math.ceil(minutes / step - 1e-9)) if minutes > 0 else 0
+
+
+def estimate(cells) -> tuple[int, int]:
+    """(N, M): the main line's minutes (next 5) and the deep dives' (next 5; 0 when none)."""
+    main, dives = notebook_counts(cells)
+    return max(5, round_up(main.minutes(), 5)), round_up(dives.minutes(), 5)
+
+
+def run_minutes(cells, run: book_text.Run) -> int:
+    """One deep dive's minutes, rounded up to a whole minute (shown in its box on the site and in
+    the notebook editions)."""
+    counts = Counts()
+    code_seen = 0
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] == "code":
+            code_seen += 1
+        if index in run.cells:
+            counts += cell_counts(cell, setup=cell["cell_type"] == "code" and code_seen <= 2)
+    return max(1, round_up(counts.minutes(), 1))
+
+
+# -- the header -------------------------------------------------------------------------------------
+def numbers_text(n: int, m: int) -> str:
+    return f"主线约 {n} 分钟，" + (f"选读约 {m} 分钟" if m else "本章没有选读")
+
+
+def header_problems(cells, where: str) -> list[str]:
+    """What is wrong with a chapter's 本章导读 (missing, misplaced, stale numbers, not three points)."""
+    headers = [i for i, cell in enumerate(cells) if is_header(cell)]
+    if not headers:
+        return [f"{where}：缺少“本章导读”（H1 单元之后的 :::{{admonition}} 本章导读）"]
+    problems = []
+    if headers != [1]:
+        problems.append(f"{where}：“本章导读”应当是第 1 个单元（紧跟 H1），现在在 {headers}")
+    source = book_text.text(cells[headers[0]])
+    found = NUMBERS.search(source)
+    n, m = estimate(cells)
+    if not found:
+        problems.append(f"{where}：“本章导读”里没有“主线约 N 分钟，选读约 M 分钟”（或“本章没有选读”）")
+    elif found.group(0) != numbers_text(n, m):
+        problems.append(f"{where}：“本章导读”写的是“{found.group(0)}”，估算是“{numbers_text(n, m)}”"
+                        "（运行 python tools/reading_time.py）")
+    points = [int(k) for k in TAKEAWAYS.findall(source)]
+    if points != [1, 2, 3]:
+        problems.append(f"{where}：“本章导读”应当列出三点（1. 2. 3.），现在是 {points}")
+    return problems
+
+
+def rewrite(cells) -> bool:
+    """Put the current N and M into the header; returns whether the text changed."""
+    headers = [i for i, cell in enumerate(cells) if is_header(cell)]
+    if not headers:
+        return False
+    cell = cells[headers[0]]
+    source = book_text.text(cell)
+    n, m = estimate(cells)
+    new = NUMBERS.sub(numbers_text(n, m), source, count=1)
+    if new == source:
+        return False
+    cell["source"] = new.splitlines(keepends=True) if isinstance(cell["source"], list) else new
+    return True
+
+
+# -- the book -------------------------------------------------------------------------------------
+def chapters() -> list[pathlib.Path]:
+    import book  # tools/book.py: the notebooks in _toc.yml order
+
+    listed = [p for p in book.NOTEBOOKS if p.parent.name == "chapters"]
+    # a chapter on disk that is not (yet) in _toc.yml still has a header to keep right
+    extra = sorted(set((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")) - set(listed))
+    return sorted(listed + extra, key=lambda p: p.name)
+
+
+def table(rows: list[tuple[str, int, int, float, float]]) -> str:
+    lines = ["| 章 | 主线（分钟） | 选读（分钟） | 主线估算 | 选读估算 |", "|---|---:|---:|---:|---:|"]
+    for name, n, m, main, dives in rows:
+        lines.append(f"| {name} | {n} | {m} | {main:.1f} | {dives:.1f} |")
+    first = [r for r in rows if r[0][:2].isdigit() and int(r[0][:2]) <= 11]
+    total_n = sum(r[1] for r in first)
+    total_main = sum(r[3] for r in first)
+    lines.append(f"| 第 1–11 章主线合计 | {total_n} | {sum(r[2] for r in first)} | {total_main:.1f} | "
+                 f"{sum(r[4] for r in first):.1f} |")
+    lines.append(f"\n第 1–11 章主线：{total_n} 分钟 ≈ {total_n / 60:.1f} 小时（未取整的估算 {total_main / 60:.1f} 小时）")
+    return "\n".join(lines)
+
+
+def calibrate() -> str:
+    """The estimate for chapters 01–10 as the student read them (commit ccc8349), beside the times."""
+    lines = ["| 章 | 学生用时 | 估算（全章） | 其中练习 |", "|---|---:|---:|---:|"]
+    pairs = []
+    for name in sorted(STUDENT):
+        path = next((ROOT / "chapters").glob(f"{name}_*.ipynb"), None)
+        stem = path.name if path else None
+        listing = subprocess.run(["git", "ls-tree", "--name-only", CALIBRATION_COMMIT, "chapters/"],
+                                 cwd=ROOT, capture_output=True, text=True, check=True).stdout.split()
+        old = next(p for p in listing if pathlib.Path(p).name.startswith(f"{name}_"))
+        nb = json.loads(subprocess.run(["git", "show", f"{CALIBRATION_COMMIT}:{old}"], cwd=ROOT,
+                                       capture_output=True, text=True, check=True).stdout)
+        main, dives = notebook_counts(nb["cells"])
+        main += dives
+        pairs.append((STUDENT[name], main.minutes()))
+        lines.append(f"| {stem or old} | {STUDENT[name]} | {main.minutes():.0f} | {main.exercises * EXERCISE:.0f} |")
+    student, estimated = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
+    error = sum(abs(s - e) for s, e in pairs) / len(pairs)
+    lines.append(f"| 合计 | {student} | {estimated:.0f} | |")
+    lines.append(f"\n平均每章相差 {error:.0f} 分钟")
+    return "\n".join(lines)
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--check", action="store_true", help="只检查：缺少或过时的“本章导读”让退出码为 1")
+    group.add_argument("--table", action="store_true", help="只打印表格，不改文件")
+    group.add_argument("--calibrate", action="store_true", help="与学生实测用时对照（第 1–10 章，ccc8349）")
+    parser.add_argument("paths", nargs="*", type=pathlib.Path)
+    args = parser.parse_args()
+    if args.calibrate:
+        print(calibrate())
+        return 0
+    rows, problems = [], []
+    for path in args.paths or chapters():
+        path = path.resolve()
+        nb = json.loads(path.read_text(encoding="utf-8"))
+        if not args.check and not args.table and rewrite(nb["cells"]):
+            path.write_text(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+            print(f"更新：{path.relative_to(ROOT)}")
+        n, m = estimate(nb["cells"])
+        main, dives = notebook_counts(nb["cells"])
+        rows.append((path.stem, n, m, main.minutes(), dives.minutes()))
+        problems += header_problems(nb["cells"], path.relative_to(ROOT).as_posix())
+    print(table(rows))
+    if problems and (args.check or not args.table):
+        print("\n".join(problems), file=sys.stderr)
+    return 1 if args.check and problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
