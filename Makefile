@@ -8,10 +8,10 @@ STAMP := $(VENV)/.installed-stamp
 BOOK_ENV := $(shell $(PYTHON) tools/book.py --env)
 JB_FLAGS := --builder html -W -n --keep-going
 NOTEBOOKS := $(shell $(PYTHON) tools/book.py --notebooks)
-# GNU make >= 4 runs `make test`'s three parts side by side with grouped output (--output-sync);
+# GNU make >= 4 runs `make test`'s parts side by side with grouped output (--output-sync);
 # GNU make 3.81 (macOS's) has no --output-sync, so it runs them one after the other.
 ifeq ($(firstword $(sort $(MAKE_VERSION) 4)),4)
-SIDE_BY_SIDE := -j3 --output-sync=target
+SIDE_BY_SIDE := -j6 --output-sync=target
 else
 SIDE_BY_SIDE :=
 endif
@@ -20,7 +20,7 @@ endif
 # one line per kernel would bury the build log, so it is dropped from stderr (nothing else is).
 QUIET_KERNELS := 2> >(grep --line-buffered -v "running over TCP without encryption" >&2)
 
-.PHONY: help install html html-noexec test test-nbval test-colab test-site test-versions lab execute slides pdf dist bench clean freeze
+.PHONY: help install html html-noexec test test-nbval test-colab test-site test-unit test-lab test-built print-build test-versions lab execute slides pdf dist bench clean freeze
 
 help:
 	@echo "make html     建站（首次会建立 .venv 并安装依赖、执行全部笔记本）"
@@ -59,25 +59,49 @@ html-noexec: install
 	ATTNBOOK_EXECUTE=off $(BIN)/jupyter-book build . $(JB_FLAGS)
 	$(BIN)/python tools/make_slides.py
 
-# Three parts side by side (each prints its log when it ends): nbval re-executes every notebook
-# and compares its stored outputs; the Colab-version run executes every notebook again; and the
-# unit/structure tests, then the site, slides, PDF and offline kit built from the stored outputs,
-# then the site/browser tests. `make test` passes only if all three do: a page built from outputs
-# that nbval then rejects fails the test run all the same.
+# Five parts side by side (each prints its log when it ends; a machine has 2 cores, so they share
+# them): nbval re-executes every notebook and compares its stored outputs; the Colab-version run
+# executes every notebook again; the unit/structure tests; the JupyterLab test of the editions; and
+# the site, slides, PDF and offline kit built from the stored outputs with their browser and install
+# tests. `make test` passes only if all five do: a page built from outputs that nbval then rejects
+# fails the test run all the same.
 test: install
-	$(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-nbval test-colab test-site
+	$(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-nbval test-colab test-unit test-lab test-built
 
 # `make test TIMED=1` prints the wall and CPU seconds of each step (GNU time, /usr/bin/time).
 TIME_CMD := $(if $(TIMED),/usr/bin/time -f "%e s wall; %U+%S s CPU: %C",)
 
-test-site: install
+# Everything but the two notebook runs: unit/structure tests, the JupyterLab test, the site, slides,
+# PDF and kit built from the stored outputs and their browser and install tests.
+test-site: test-unit test-lab test-built
+
+test-unit: install
 	$(TIME_CMD) $(BIN)/python -m pytest  # unit, structure, classroom, equivalence, teaching rule (pyproject: -m 'not site')
-	$(TIME_CMD) $(MAKE) --no-print-directory html-noexec
-	$(TIME_CMD) $(MAKE) --no-print-directory pdf student dist
-	$(TIME_CMD) $(BIN)/python -m pytest -m site tests/site
+
+# The reader edition (committed) and the student edition opened in JupyterLab.
+test-lab: student
+	$(TIME_CMD) $(BIN)/python -m pytest -m site tests/site/test_jupyterlab.py
+
+# The PDF's one-page build (its own output folder, so it runs beside html-noexec).
+print-build: install
+	$(TIME_CMD) $(BIN)/python tools/make_pdf.py --build-only
+
+# Site, slides, PDF and kit, then two pytest runs side by side (each prints its log when it ends):
+# the browser tests of the site, slides and PDF, and the kit's install test (a fresh venv).
+test-built: html-noexec print-build student
+	$(TIME_CMD) $(BIN)/python tools/make_pdf.py --no-build
+	$(TIME_CMD) $(BIN)/python tools/make_dist.py
+	@log=$$(mktemp -d); \
+	$(TIME_CMD) $(BIN)/python -m pytest -m site tests/site --ignore=tests/site/test_jupyterlab.py \
+	    --ignore=tests/site/test_dist.py >$$log/site.log 2>&1 & site=$$!; \
+	$(TIME_CMD) $(BIN)/python -m pytest -m site tests/site/test_dist.py >$$log/kit.log 2>&1 & kit=$$!; \
+	wait $$site; rs=$$?; wait $$kit; rk=$$?; \
+	echo "== 网站、幻灯片、PDF 的浏览器测试 =="; cat $$log/site.log; \
+	echo "== 离线教学包的安装测试 =="; cat $$log/kit.log; rm -rf $$log; \
+	test $$rs -eq 0 -a $$rk -eq 0
 
 # nbval runs on PyTorch's non-vectorised CPU kernels (ATEN_CPU_CAPABILITY=default), not the ones
-# `make execute` wrote the outputs with: every compared output (chapters 1–10 have no exempt cell)
+# `make execute` wrote the outputs with: every compared output (chapters 1–11 have no exempt cell)
 # must come out digit for digit on another numeric path.
 test-nbval: install
 	ATEN_CPU_CAPABILITY=default $(BOOK_ENV) $(TIME_CMD) $(BIN)/python -m pytest --nbval --nbval-current-env \

@@ -1,7 +1,8 @@
 """The printed book: _build/pdf/自注意力机制详解.pdf (``make pdf``).
 
     python tools/make_pdf.py              # builds the single-page site, then prints it
-    python tools/make_pdf.py --no-build   # prints an existing _build/singlehtml
+    python tools/make_pdf.py --no-build   # prints an existing one-page build (_build/print/_build/singlehtml)
+    python tools/make_pdf.py --build-only # only the one-page build (make test runs it beside html-noexec)
 
 How: Jupyter Book's ``singlehtml`` builder writes the whole book, in _toc order, as one page
 (from the notebooks' stored outputs: ATTNBOOK_EXECUTE=off, nothing is executed). The Chromium
@@ -12,8 +13,8 @@ the headings). ``_static/attnbook.css`` holds the print styles: the book's OFL f
 slider prints as a grid of its labelled key frames (attnbook/sliders.py). Nothing made for a
 screen prints (PREPARE below): a reference solution prints in place, labelled “参考解答（练习
 NN-N）”, a dropdown open under its title, a hide-input cell as its output alone; no toggle bar,
-button or chevron. Each chapter starts on a new page; the printed table of contents is the book's
-own (intro.md's ``tableofcontents``).
+button or chevron; a deep dive (选读) prints open, as a box labelled 选读. Each chapter starts
+on a new page; the printed table of contents is the book's own (intro.md's ``tableofcontents``).
 
 Why Chromium and not Sphinx's LaTeX builder (xelatex): the Chromium is already installed for the
 browser tests; it prints exactly what the site shows (MathJax, the HTML outputs such as tables and
@@ -36,7 +37,9 @@ import threading
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SINGLE = ROOT / "_build" / "singlehtml"
+# its own output folder (and doctrees), so it can be built while `make html-noexec` builds the site
+PRINT_BUILD = ROOT / "_build" / "print"
+SINGLE = PRINT_BUILD / "_build" / "singlehtml"
 OUT = ROOT / "_build" / "pdf" / "自注意力机制详解.pdf"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 TITLE = "自注意力机制详解"
@@ -55,6 +58,8 @@ HEADER = "<div></div>"  # header and footer cannot use the page's web fonts: dig
 #   NN-N）”); a ``hide-input`` cell prints only its output (the figure);
 # - a dropdown (“练习 NN-N 的提示与解答”) prints open, its title a plain bold label; a bare title
 #   (“解答”, “提示”) gets its exercise's number, since on paper there is no bar beside the exercise;
+# - a deep dive (选读, _ext/deep_dive.py) prints open as a box, under its heading with the 选读 label
+#   and the note that a first reading may skip it;
 # - every other ``<details>`` in the text prints open with its summary as a label.
 # The script returns what it did; print_pdf fails if a ``<details>`` or ``<summary>`` is left.
 # The print styles of the labelled blocks: _static/attnbook.css (@media print).
@@ -67,7 +72,7 @@ PREPARE = r"""() => {
   document.documentElement.dataset.theme = 'light';
   document.title = %r;
 
-  const done = {solutions: 0, demos: 0, hiddenInputs: 0, dropdowns: 0, other: 0};
+  const done = {solutions: 0, demos: 0, hiddenInputs: 0, dropdowns: 0, deepDives: 0, other: 0};
   const label = text => {
     const p = document.createElement('p');
     p.className = 'attnbook-print-label';
@@ -97,7 +102,24 @@ PREPARE = r"""() => {
     if (!el.isConnected) { continue; }
     const summary = el.querySelector(':scope > summary');
     const cell = el.closest('div.cell');
-    if (el.classList.contains('sd-dropdown')) {
+    if (el.classList.contains('attnbook-deep-dive')) {
+      // a deep dive (选读, _ext/deep_dive.py): open, in a box; its heading (with the 选读 label)
+      // and the note “第一次阅读可以跳过 · 约 M 分钟” head it
+      const box = document.createElement('div');
+      box.className = 'attnbook-print-deep-dive';
+      box.id = el.id;
+      const note = summary.querySelector('.attnbook-deep-dive-note');
+      box.append(...[...summary.children].filter(n => n !== note));
+      if (note) {
+        const p = document.createElement('p');
+        p.className = 'attnbook-deep-dive-note';
+        p.textContent = note.textContent;
+        box.append(p);
+      }
+      box.append(...[...el.childNodes].filter(n => n.nodeName !== 'SUMMARY'));
+      el.replaceWith(box);
+      done.deepDives += 1;
+    } else if (el.classList.contains('sd-dropdown')) {
       const text = summary.querySelector('.sd-summary-text');
       let title = (text || summary).textContent.trim();
       if (!title.includes('练习') && exercise) { title = `练习 ${exercise} 的${title}`; }
@@ -127,7 +149,7 @@ PREPARE = r"""() => {
 def build_singlehtml() -> None:
     env = dict(os.environ, ATTNBOOK_EXECUTE="off")
     subprocess.run([str(pathlib.Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT), "--builder", "singlehtml",
-                    "-n", "--keep-going", "-q"], check=True, env=env, cwd=ROOT)
+                    "--path-output", str(PRINT_BUILD), "-n", "--keep-going", "-q"], check=True, env=env, cwd=ROOT)
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -156,7 +178,7 @@ def print_pdf(single: pathlib.Path = SINGLE, out: pathlib.Path = OUT) -> pathlib
             if done["left"]:
                 raise SystemExit(f"PDF 里还剩 {done['left']} 个折叠块（details/summary）：改 PREPARE")
             sys.stdout.write(f"展开：参考解答 {done['solutions']} 个，其他折叠单元 {done['demos']} 个，"
-                             f"下拉框 {done['dropdowns']} 个，其他 {done['other']} 个；"
+                             f"下拉框 {done['dropdowns']} 个，选读 {done['deepDives']} 个，其他 {done['other']} 个；"
                              f"只印输出的 hide-input 单元 {done['hiddenInputs']} 个\n")
             page.wait_for_function("() => !window.MathJax || (MathJax.startup && MathJax.startup.promise)",
                                    timeout=60_000)
@@ -174,13 +196,16 @@ def print_pdf(single: pathlib.Path = SINGLE, out: pathlib.Path = OUT) -> pathlib
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--no-build", action="store_true", help="use the existing _build/singlehtml")
+    parser.add_argument("--no-build", action="store_true", help="use the existing one-page build")
+    parser.add_argument("--build-only", action="store_true", help="only the one-page build, no PDF")
     args = parser.parse_args()
     start = time.perf_counter()
     if not args.no_build:
         build_singlehtml()
+        if args.build_only:
+            return
     if not (SINGLE / "intro.html").exists():
-        raise SystemExit("没有 _build/singlehtml/intro.html：先去掉 --no-build 运行")
+        raise SystemExit(f"没有 {SINGLE.relative_to(ROOT)}/intro.html：先去掉 --no-build 运行")
     out = print_pdf()
     site = ROOT / "_build" / "html"
     if site.is_dir():  # the intro links it: 自注意力机制详解.pdf next to intro.html

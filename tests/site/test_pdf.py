@@ -15,8 +15,12 @@ import pathlib
 import re
 import shutil
 import subprocess
+import sys
 
 import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[2] / "tools"))
+import make_pdf  # noqa: E402  (the one-page build's folder)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 PDF = ROOT / "_build" / "pdf" / "自注意力机制详解.pdf"
@@ -103,7 +107,7 @@ def test_no_missing_glyph(pdf, text):
         covered |= set(TTFont(str(path), fontNumber=0).getBestCmap())
     # A character no font has is printed as an empty box that pdftotext drops, so the text that
     # was printed (the single-page build's, outside scripts, styles and formulas) is checked too.
-    printed = text + _page_text(ROOT / "_build" / "singlehtml" / "intro.html")
+    printed = text + _page_text(make_pdf.SINGLE / "intro.html")
     missing = sorted({c for c in printed if not c.isspace() and ord(c) not in covered
                       and not 0xE000 <= ord(c) <= 0xF8FF})  # Private Use Area: the theme's icons
     assert not missing, f"这些字符没有字形（重新生成字体子集：tools/make_font_subset.py）：{missing[:40]}"
@@ -148,7 +152,7 @@ def test_pages_are_numbered(pdf):
 
 def test_sliders_print_as_labelled_key_frames(text):
     """A printed slider shows its key frames, each captioned with its values (“温度 τ = …”)."""
-    singlehtml = (ROOT / "_build" / "singlehtml" / "intro.html").read_text(encoding="utf-8")
+    singlehtml = (make_pdf.SINGLE / "intro.html").read_text(encoding="utf-8")
     sliders = singlehtml.split('<div class="attnbook-slider"')[1:]
     assert sliders
     for block in sliders:
