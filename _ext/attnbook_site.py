@@ -15,6 +15,7 @@
   (written by attnbook's PNG formatter from the figure's titles and axis labels); the theme's
   remaining English strings are translated and the search and colour-mode buttons get names
   that match what they show (axe-core's ``label-content-name-mismatch``).
+* Deep dives (选读): _ext/deep_dive.py shows each run of ``deep-dive`` cells as one closed box.
 * Serves the book's OFL font as ``_static/fonts/AttnBookSansSC-Regular.otf`` for the printed
   book (``_static/attnbook.css``, ``make pdf``).
 
@@ -196,6 +197,9 @@ def setup(app):
     app.connect("build-finished", _reader_downloads)
     import slides_link  # _ext/slides_link.py: the “幻灯片” header button of chapter pages
 
+    # _ext/deep_dive.py: each 选读 run as one closed <details>; loaded as an extension, so that its
+    # env_version makes Sphinx read every page again when the transform changes
+    app.setup_extension("deep_dive")
     slides_link.setup(app)
     app.connect("build-finished", _copy_mathjax)
     app.connect("build-finished", _finish_pages)

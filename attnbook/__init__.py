@@ -6,17 +6,17 @@ from __future__ import annotations
 
 import importlib.metadata as _metadata
 
-from ._errors import AttnBookError
-# The taught code first: attnbook/book.py is generated from the chapters' #@save cells, and some
-# plumbing modules import from it.
+# The taught code (generated from the chapters' #@save cells), the data, the checker and the
+# infrastructure; the chapters' pages (attnbook/pages/chNN.py) are imported by the chapters themselves.
 from .book import (MultiHeadSelfAttention, SelfAttention, causal_mask, padding_mask,
                    scaled_dot_product_attention, sinusoidal_positional_encoding)
-from .runtime import setup, torch_state
-from ._notebook import glue
 from .exercises import check, report
-from ._fonts import FONT_FAMILY, font_path, register_font
-from .plots import heatmap, heatmap_grid, split_heads_diagram
-from .sliders import Slider, slider, static_mode
+from .infra.errors import AttnBookError
+from .infra.fonts import FONT_FAMILY, font_path, register_font
+from .infra.notebook import glue
+from .infra.plots import heatmap, heatmap_grid, split_heads_diagram
+from .infra.runtime import setup, torch_state
+from .infra.sliders import Slider, slider, static_mode
 from .toy import cat_eats_fish
 
 try:  # the version lives in pyproject.toml only

@@ -193,7 +193,7 @@ def test_answers_are_only_in_dropdowns_the_student_edition_drops(pack):
     assert "hide-cell" not in tags, "hide-cell 只用于练习的参考解答"
     titles = re.findall(r"^```\{dropdown\} (.+)$", markdown(pack), flags=re.M)
     assert titles and all("答案" in t for t in titles), [t for t in titles if "答案" not in t]
-    ctx = editions.book_context(editions.source_pages())
+    ctx = editions.book_context(editions.all_pages())
     student = markdown(editions.make_edition(PACK, "student", ctx))
     assert "<details>" not in student and "**答案：" not in student and "**参考答案.**" not in student
     assert student.count("____") == markdown(pack).count("____") > 50  # the blank worksheet stays

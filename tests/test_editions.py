@@ -182,3 +182,49 @@ def test_student_edition_has_no_outputs_and_no_solutions(student):
                 keys += 1
                 assert "".join(cell["source"]) not in student_code, source
     assert keys >= 10
+
+
+# -- deep dives (选读) ------------------------------------------------------------------------------
+FIXTURE = ROOT / "tests" / "fixtures" / "deep_dive_chapter.ipynb"
+
+
+@pytest.mark.parametrize("edition", ["reader", "student"])
+def test_deep_dives_open_collapsed_with_a_note(edition):
+    """Each deep dive's heading gets a cell of its own, collapsed in JupyterLab (and in Colab's
+    collapsed_sections), with the line that says a first reading may skip it; the rest of the deep
+    dive follows it, the main line after it is not collapsed (tests/site/test_jupyterlab.py checks
+    what JupyterLab shows)."""
+    import book_text
+
+    ctx = editions.book_context(editions.all_pages())
+    nb = editions.make_edition(FIXTURE, edition, ctx)
+    cells = nb["cells"]
+    heads = [c for c in cells if c["metadata"].get(editions.COLLAPSED)]
+    assert ["".join(c["source"]).splitlines()[0] for c in heads] == ["### 选读：雅可比矩阵的测量", "## 选读：二级选读"]
+    for head in heads:
+        text = "".join(head["source"])
+        assert "第一次阅读可以跳过" in text and "分钟" in text
+        assert "蓝鲸" not in text and "白鹭" not in text  # the deep dive's own text is in the next cell
+    assert nb["metadata"]["colab"]["collapsed_sections"] == [c["id"] for c in heads]
+    assert all(c["metadata"]["id"] == c["id"] for c in heads)
+    runs = book_text.deep_dive_runs(cells)
+    assert [cells[r.start]["id"] for r in runs] == [c["id"] for c in heads]
+    assert all(book_text.ends_at_heading(cells, r) for r in runs)
+    assert any("蓝鲸" in "".join(cells[i]["source"]) for i in runs[0].cells)
+    assert not any(c["metadata"].get(editions.COLLAPSED) for c in cells if c not in heads)
+
+
+def test_a_deep_dive_that_does_not_end_at_a_heading_is_not_collapsed(tmp_path):
+    """Collapsing it would hide the main line after it too; the note is still there."""
+    nb = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    nb["cells"].insert(10, {"cell_type": "markdown", "id": "bad", "metadata": {}, "source": "主线回来了。"})
+    path = ROOT / "tests" / "fixtures" / f"_tmp_{tmp_path.name}.ipynb"  # make_edition wants a path in the book
+    try:
+        path.write_text(json.dumps(nb, ensure_ascii=False), encoding="utf-8")
+        out = editions.make_edition(path, "reader", editions.book_context(editions.all_pages()))
+    finally:
+        path.unlink()
+    heads = {"".join(c["source"]).splitlines()[0]: c for c in out["cells"] if "选读：" in "".join(c["source"])[:12]}
+    assert editions.COLLAPSED not in heads["### 选读：雅可比矩阵的测量"]["metadata"]
+    assert "第一次阅读可以跳过" in "".join(heads["### 选读：雅可比矩阵的测量"]["source"])
+    assert heads["## 选读：二级选读"]["metadata"][editions.COLLAPSED] is True

@@ -16,7 +16,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from attnbook.runtime import torch_state
+from attnbook.infra.runtime import torch_state
 import torch.nn as nn
 import torch.nn.functional as F
 

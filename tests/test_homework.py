@@ -146,7 +146,7 @@ def test_reference_solutions_pass_the_checker(homework, tmp_path):
 
 
 def test_student_edition_has_every_exercise_and_hint_and_no_solution(homework):
-    ctx = editions.book_context(editions.source_pages())
+    ctx = editions.book_context(editions.all_pages())
     nb = editions.make_edition(HOMEWORK, "student", ctx)
     code = [c for c in nb["cells"] if c["cell_type"] == "code"]
     assert all(c["outputs"] == [] and c["execution_count"] is None for c in code)
@@ -172,7 +172,7 @@ def test_a_students_results_are_collected(homework, tmp_path, monkeypatch):
     from attnbook.collect import EXERCISE_TABLE, STUDENT_TABLE, collect
 
     assert len(SOLVED) >= len(KEYS) // 2 and len(UNTOUCHED) == 4
-    ctx = editions.book_context(editions.source_pages())
+    ctx = editions.book_context(editions.all_pages())
     nb = editions.make_edition(HOMEWORK, "student", ctx)
     reference = solution_cells(homework)
     for cell in nb["cells"]:

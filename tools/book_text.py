@@ -13,8 +13,10 @@ new run, so two deep dives may follow each other. :func:`run_problems` holds the
 
 * the run starts with the heading, and has something besides it;
 * no heading of the same or a higher level inside it, and none of the skeleton's sections
-  (学习目标, 小结, 练习, 下一步, 参考), no exercise (``**练习 NN-k**``, ``attnbook.check(``,
-  ``answer = None``): a first reading skips the run, and the exercises belong to everyone;
+  (学习目标, 小结, 练习, 下一步, 参考), no exercise (``**练习 NN-k**``, a dropdown titled 练习…,
+  an ``answer = None`` cell, a folded reference solution that calls ``attnbook.check``): a first
+  reading skips the run, and the exercises belong to everyone (a deep dive may still call the
+  checker to show what it says about a tempting answer);
 * the cell after the run opens with a heading of the same or a higher level (``##`` or ``###``
   after a ``###`` run). The site ends the run's section there, and JupyterLab, which shows the run
   collapsed under its heading, hides the cells up to the next heading of the same or a higher
@@ -47,7 +49,7 @@ TARGET = re.compile(r"^\s*\([\w:.-]+\)=\s*$")
 COMMENT = re.compile(r"^\s*%")
 SKELETON = ("学习目标", "小结", "练习", "下一步", "参考")
 EXERCISE_MD = re.compile(r"\*\*练习\s*\d{2}-\d+|\{dropdown\}\s*练习")
-EXERCISE_CODE = re.compile(r"attnbook\.check\(|^answer\s*=\s*None\b", re.M)
+EXERCISE_CODE = re.compile(r"^answer\s*=\s*None\b", re.M)  # an exercise's cell (its solution: hide-cell)
 
 
 # -- cells ------------------------------------------------------------------------------------
@@ -111,6 +113,12 @@ class Run:
         return range(self.start, self.stop)
 
 
+def title_text(title: str) -> str:
+    """A heading's Markdown as the page shows it, up to its first formula (which each medium typesets
+    its own way): 同一个 `nn.MultiheadAttention` -> 同一个 nn.MultiheadAttention."""
+    return re.sub(r"\*\*|`", "", title.split("$", 1)[0]).strip()
+
+
 def deep_dive_heading(cell) -> tuple[int, str] | None:
     """(level, title) when the cell is Markdown opening with ``## 选读：…`` or ``### 选读：…``."""
     if cell["cell_type"] != "markdown":
@@ -139,6 +147,16 @@ def deep_dive_runs(cells) -> list[Run]:
 
 def deep_dive_cells(cells) -> set[int]:
     return {i for run in deep_dive_runs(cells) for i in run.cells}
+
+
+def ends_at_heading(cells, run: Run) -> bool:
+    """Whether the cell after the run (if any) opens with a heading of the run's level or higher, so
+    that a section that starts at the run's heading ends exactly where the run does."""
+    if run.stop >= len(cells):
+        return True
+    after = cells[run.stop]
+    level = heading_level(first_line(text(after))) if after["cell_type"] == "markdown" else 0
+    return 0 < level <= run.level
 
 
 def run_problems(cells, where: str = "") -> list[str]:
@@ -175,16 +193,15 @@ def run_problems(cells, where: str = "") -> list[str]:
                         problems.append(f"{name}（{run.title}）含有本章骨架的“## {title}”")
                 if EXERCISE_MD.search(cell):
                     problems.append(f"{name}（{run.title}）含有练习：练习不是选读")
-            elif cells[index]["cell_type"] == "code" and EXERCISE_CODE.search(cell):
-                problems.append(f"{name}（{run.title}）的第 {index} 个单元是练习（attnbook.check / answer = None）")
-        if run.stop < len(cells):
-            after = cells[run.stop]
-            level = heading_level(first_line(text(after))) if after["cell_type"] == "markdown" else 0
-            if not level or level > run.level:
-                problems.append(
-                    f"{name}（{run.title}）之后的第 {run.stop} 个单元没有以 {'#' * run.level} 或更高级的标题开头："
-                    "选读块要以小节结尾（网站和 JupyterLab 都在下一个同级标题处结束一个小节），"
-                    "把选读块移到小节末尾，或者给后面的主线加一个标题")
+            elif cells[index]["cell_type"] == "code" and (
+                    EXERCISE_CODE.search(cell) or ("hide-cell" in tags(cells[index]) and "attnbook.check(" in cell)):
+                problems.append(f"{name}（{run.title}）的第 {index} 个单元是练习或它的参考解答"
+                                "（answer = None，或折叠的 attnbook.check）")
+        if not ends_at_heading(cells, run):
+            problems.append(
+                f"{name}（{run.title}）之后的第 {run.stop} 个单元没有以 {'#' * run.level} 或更高级的标题开头："
+                "选读块要以小节结尾（网站和 JupyterLab 都在下一个同级标题处结束一个小节），"
+                "把选读块移到小节末尾，或者给后面的主线加一个标题")
     return problems
 
 

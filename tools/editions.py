@@ -12,6 +12,14 @@
   ``jupyter.source_hidden``/``outputs_hidden``, Colab's form view with a ``#@title``) and their
   outputs dropped; ``hide-input`` cells show only their output; ``remove-cell`` cells are left out.
   The Colab and download buttons of the site point here.
+* **deep dives** (选读, runs of cells tagged ``deep-dive``: tools/book_text.py) open collapsed under
+  their heading: JupyterLab's ``jp-MarkdownHeadingCollapsed`` on the heading cell, Colab's
+  ``colab.collapsed_sections`` (the heading cell's id); a line under the heading says a first
+  reading may skip it (and how long it takes), which is what a client that does not collapse
+  (VS Code) shows. The heading gets a cell of its own (the rest of its cell follows in a new one),
+  since a collapsed heading hides the cells below it but not its own cell's text. A run that does
+  not end at a heading of its level or higher (the structure test forbids it) is not collapsed:
+  collapsing would hide the main line after it too.
 * **student edition**: the same text with no outputs and no solutions: reference-solution cells,
   answer-key cells (tag ``answer-key``: the classroom pack's) and solution dropdowns removed, hints
   kept (closed); every exercise cell (``answer = None`` and its ``attnbook.check``) stays.
@@ -33,11 +41,14 @@ import sys
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
 import book  # noqa: E402  (tools/book.py: the notebook list)
+import book_text  # noqa: E402  (tools/book_text.py: deep dives)
 import myst_render  # noqa: E402
+import reading_time  # noqa: E402
 
 ROOT = book.ROOT
 READER = ROOT / "notebooks"
 SOLUTION_TAGS = {"hide-cell"}
+FRONT_PAGE = "intro.md"  # no notebook edition: a {ref} to one of its sections shows the section's title
 #: Code that computes a worksheet's or quiz's answer key (the classroom pack): shown in the reader
 #: edition and on the site, left out of the student edition.
 ANSWER_KEY_TAGS = {"answer-key"}
@@ -46,6 +57,10 @@ NO_INPUT_TAGS = {"hide-input", "remove-input"}
 EDITION_TAGS = {"hide-cell", "hide-input", "remove-input", "remove-cell", "hide-output", "remove-output"}
 SOLUTION_TITLE = "#@title 参考解答（点击展开）"
 CODE_TITLE = "#@title 画图代码（点击展开）"
+#: JupyterLab (4) opens a Markdown heading cell with this metadata collapsed: the cells under it, up to
+#: the next heading of the same or a higher level, are hidden behind a “N cells hidden” button.
+COLLAPSED = "jp-MarkdownHeadingCollapsed"
+DEEP_DIVE_NOTE = "> **选读**（约 {minutes} 分钟）：第一次阅读可以跳过，后面的主线不需要它。"
 HEADER = ("> 本笔记本由 `tools/editions.py` 从 `{source}` 生成（{edition}），请不要直接修改。"
           "网页版、幻灯片和打印版见本书网站。")
 
@@ -63,24 +78,72 @@ def dumps(nb: dict) -> str:
     return json.dumps(nb, ensure_ascii=False, indent=1, sort_keys=True) + "\n"
 
 
+#: Markdown pages of the book that notebooks link to with a plain Markdown link: each gets a notebook
+#: in the editions too (one Markdown cell per ## section), and the links point to it. A link from a
+#: notebook to any other .md page fails the build (it would be a dead link in JupyterLab and Colab).
+MARKDOWN_PAGES = ("appendix/math_refresher.md",)
+MD_LINK = re.compile(r"(\]\()([^)#\s]+\.md)(#[^)\s]*)?(\))")
+
+
 def source_pages() -> list[pathlib.Path]:
+    """The notebooks of the book (the editions' sources that have cells and outputs)."""
     return list(book.NOTEBOOKS)
+
+
+def all_pages() -> list[pathlib.Path]:
+    """Every page with a notebook edition: the notebooks and MARKDOWN_PAGES."""
+    return source_pages() + [ROOT / page for page in MARKDOWN_PAGES]
+
+
+def markdown_page_cells(path: pathlib.Path) -> list[dict]:
+    """A Markdown page as notebook cells: one Markdown cell per ## section."""
+    text = path.read_text(encoding="utf-8")
+    parts = re.split(r"(?m)^(?=## )", text)
+    return [{"cell_type": "markdown", "metadata": {}, "source": part.rstrip("\n")}
+            for part in parts if part.strip()]
+
+
+def read_page(path: pathlib.Path) -> dict:
+    """A page of the book as a notebook dict (a .md page: Markdown cells, no outputs)."""
+    if path.suffix == ".md":
+        return {"cells": markdown_page_cells(path), "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return read(path)
+
+
+def link_md_pages(text: str, page: str, where: str) -> str:
+    """Point Markdown links to a .md page of the book at that page's notebook edition."""
+    def repl(match: re.Match) -> str:
+        target = match.group(2)
+        if "://" in target:
+            return match.group(0)
+        resolved = posixpath.normpath(posixpath.join(posixpath.dirname(page), target))
+        if resolved not in MARKDOWN_PAGES:
+            raise myst_render.RenderError(f"{where}：链接到 {resolved}，这一页没有笔记本版"
+                                          "（把它加进 tools/editions.py 的 MARKDOWN_PAGES，或改成文字）")
+        return f"{match.group(1)}{target[:-3]}.ipynb{match.group(3) or ''}{match.group(4)}"
+    return MD_LINK.sub(repl, text)
 
 
 def book_context(pages: list[pathlib.Path]) -> myst_render.Book:
     """Labels over every page; links to another notebook are relative (the folders mirror the source)."""
     sources = {}
     for path in pages:
-        nb = read(path)
+        nb = read_page(path)
         sources[path.relative_to(ROOT).as_posix()] = [
             "".join(c["source"]) for c in nb["cells"] if c["cell_type"] == "markdown"]
+    # the front page's sections (“阅读时间怎么估的”, which every 本章导读 may cite): named, not linked
+    front = {FRONT_PAGE: [(ROOT / FRONT_PAGE).read_text(encoding="utf-8")]} if (ROOT / FRONT_PAGE).exists() else {}
 
-    def link(here: str, page: str, anchor: str) -> str:
+    def link(here: str, page: str, anchor: str) -> str | None:
+        if page in front:
+            return None
         if page not in sources:  # the glossary and the teacher's guide have no notebook edition
             raise myst_render.RenderError(f"{here} 链接到 {page}：这一页没有笔记本版")
+        if page.endswith(".md"):
+            page = page[:-3] + ".ipynb"
         return posixpath.relpath(page, posixpath.dirname(here))
 
-    return myst_render.Book(labels=myst_render.collect_labels(sources), link=link)
+    return myst_render.Book(labels=myst_render.collect_labels({**front, **sources}), link=link)
 
 
 def _text(cell: dict) -> str:
@@ -98,7 +161,7 @@ def _is_glue_record(output: dict) -> bool:
 
 def make_edition(path: pathlib.Path, edition: str, ctx: myst_render.Book) -> dict:
     """One notebook of the reader or student edition (a new dict; the source is not touched)."""
-    src = read(path)
+    src = read_page(path)
     page = path.relative_to(ROOT).as_posix()
     glue = myst_render.glue_values(src)
     nb = {"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
@@ -108,6 +171,8 @@ def make_edition(path: pathlib.Path, edition: str, ctx: myst_render.Book) -> dic
         "colab": {"provenance": [], "toc_visible": True},
     }
     cells = []
+    runs = {run.start: run for run in book_text.deep_dive_runs(src["cells"]) if run.level}
+    collapsed = []  # the deep dives' heading cells, collapsed when the notebook opens
     for index, cell in enumerate(src["cells"]):
         tags = set(cell.get("metadata", {}).get("tags", []))
         where = f"{page}，第 {index} 个单元"
@@ -116,9 +181,25 @@ def make_edition(path: pathlib.Path, edition: str, ctx: myst_render.Book) -> dic
         if cell["cell_type"] == "markdown":
             rendered = myst_render.render_markdown(_text(cell), medium=edition, page=page, glue=glue,
                                                    book=ctx, where=where)
+            rendered.text = link_md_pages(rendered.text, page, where)
             if not rendered.text.strip():
                 continue
-            cells.append({"cell_type": "markdown", "metadata": {}, "source": _lines(rendered.text)})
+            new = {"cell_type": "markdown", "metadata": {}, "source": _lines(rendered.text)}
+            if book_text.DEEP_DIVE in tags:
+                new["metadata"]["tags"] = [book_text.DEEP_DIVE]
+            if index in runs:  # the heading (and the note) alone, the rest of the cell under it
+                head, rest = deep_dive_heading(rendered.text, src["cells"], runs[index])
+                new["source"] = _lines(head)
+                if book_text.ends_at_heading(src["cells"], runs[index]):
+                    new["metadata"][COLLAPSED] = True
+                    collapsed.append(new)
+                cells.append(new)
+                if rest.strip():
+                    cells.append({"cell_type": "markdown", "metadata": copy.deepcopy(new["metadata"]),
+                                  "source": _lines(rest)})
+                    cells[-1]["metadata"].pop(COLLAPSED, None)
+                continue
+            cells.append(new)
             continue
         if cell["cell_type"] != "code":
             continue
@@ -157,8 +238,22 @@ def make_edition(path: pathlib.Path, edition: str, ctx: myst_render.Book) -> dic
     cells.insert(1, {"cell_type": "markdown", "metadata": {}, "source": _lines(note)})
     for n, cell in enumerate(cells):
         cell["id"] = f"{edition[0]}{n:03d}"
+    for cell in collapsed:  # Colab: the sections that open collapsed, by the heading cell's id
+        cell["metadata"]["id"] = cell["id"]
+    if collapsed:
+        nb["metadata"]["colab"]["collapsed_sections"] = [cell["id"] for cell in collapsed]
     nb["cells"] = cells
     return nb
+
+
+def deep_dive_heading(text: str, cells: list, run: book_text.Run) -> tuple[str, str]:
+    """A deep dive's first cell, rendered, cut in two: its heading with the line that says a first
+    reading may skip it, and the rest (which goes into a cell of its own, so that it folds away with
+    the rest of the deep dive: a collapsed heading hides the cells below it, not its own text)."""
+    lines = text.split("\n")
+    at = next((i for i, line in enumerate(lines) if book_text.DEEP_DIVE_HEADING.match(line)), 0)
+    note = DEEP_DIVE_NOTE.format(minutes=reading_time.run_minutes(cells, run))
+    return "\n".join(lines[:at + 1] + ["", note]), "\n".join(lines[at + 1:]).strip("\n")
 
 
 SLIDER_FRAME = re.compile(r'<img data-frame="[^"]*" alt="([^"]*)" style="display:block;[^"]*" src="([^"]+)"')
@@ -177,7 +272,7 @@ def _clean_output(output: dict) -> dict:
     if 'class="attnbook-slider"' in html_text:
         frame = SLIDER_FRAME.search(html_text)
         if frame is None:
-            raise myst_render.RenderError("滑块的输出里找不到初始帧（attnbook/sliders.py 的格式变了？）")
+            raise myst_render.RenderError("滑块的输出里找不到初始帧（attnbook/infra/sliders.py 的格式变了？）")
         alt, src = frame.groups()
         output["data"] = {
             "text/html": (f'<figure style="margin:0"><img src="{src}" alt="{alt}" style="max-width:100%">'
@@ -189,11 +284,11 @@ def _clean_output(output: dict) -> dict:
 
 
 def edition_paths(out: pathlib.Path) -> dict[pathlib.Path, pathlib.Path]:
-    return {path: out / path.relative_to(ROOT) for path in source_pages()}
+    return {path: (out / path.relative_to(ROOT)).with_suffix(".ipynb") for path in all_pages()}
 
 
 def build(edition: str, out: pathlib.Path) -> list[pathlib.Path]:
-    ctx = book_context(source_pages())
+    ctx = book_context(all_pages())
     written = []
     for path, target in edition_paths(out).items():
         write(target, make_edition(path, edition, ctx))
@@ -203,7 +298,7 @@ def build(edition: str, out: pathlib.Path) -> list[pathlib.Path]:
 
 def check_reader() -> list[str]:
     """Differences between the committed reader edition and what chapters/ gives now."""
-    ctx = book_context(source_pages())
+    ctx = book_context(all_pages())
     problems = []
     expected = {target: dumps(make_edition(path, "reader", ctx))
                 for path, target in edition_paths(READER).items()}

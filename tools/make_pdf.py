@@ -10,7 +10,7 @@ that the browser tests drive loads it from a local server with every off-site re
 waits for MathJax to typeset, and prints it (A4, page numbers in the footer, PDF bookmarks from
 the headings). ``_static/attnbook.css`` holds the print styles: the book's OFL font
 (AttnBook Sans SC, served in _static/fonts/) for Chinese, code that wraps, no site chrome; each
-slider prints as a grid of its labelled key frames (attnbook/sliders.py). Nothing made for a
+slider prints as a grid of its labelled key frames (attnbook/infra/sliders.py). Nothing made for a
 screen prints (PREPARE below): a reference solution prints in place, labelled “参考解答（练习
 NN-N）”, a dropdown open under its title, a hide-input cell as its output alone; no toggle bar,
 button or chevron; a deep dive (选读) prints open, as a box labelled 选读. Each chapter starts

@@ -39,6 +39,9 @@ plus the two decks of the teacher's 2 × 45 minute plan: slides/session1.slides.
   skipped; ``hide-cell`` cells (reference solutions) become speaker notes, code and output, so
   the teacher has the numbers and the students do not; ``hide-input`` shows only the output;
   myst-nb's glue records and one-line ``glue(...)`` bookkeeping calls are left out of the slides.
+* Deep dives (选读: runs of cells tagged ``deep-dive``, tools/book_text.py) stay in the chapter decks,
+  where every slide that holds one of their cells carries a “选读” label and a stripe (CSS on
+  nbconvert's ``celltag_deep-dive`` class); the session decks leave them out.
 * Curated decks (SESSIONS, the teacher's 2 × 45 minute plan in appendix/teaching.md): the cells of
   the chapter notebooks tagged ``slides-s1`` / ``slides-s2`` (``slides-s1-reveal``: a second pass
   over a notebook, e.g. the answers after an exercise), or listed by cell id in SESSION_CELLS, in
@@ -75,6 +78,7 @@ import nbformat
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 
+import book_text  # noqa: E402  (tools/book_text.py: deep dives)
 import myst_render  # noqa: E402  (tools/myst_render.py: the book's one MyST renderer)
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -199,6 +203,13 @@ html:root { --r-main-font-size: 32px; --r-heading-text-transform: none; --r-bloc
 .reveal .slides .attnbook-cont { color: #555; font-size: 0.9em; font-weight: 600; margin: 0 0 10px 0; }
 .reveal .slides .attnbook-kicker { color: #555; font-size: 0.9em; margin: 0 0 6px 0; }
 .reveal .slides .attnbook-code-note { color: #555; font-size: 0.9em; margin: 0 0 8px 0; }
+/* a slide of a deep dive (选读): a stripe down its left edge and a label in its top right corner,
+   neither of which takes room from the content */
+.reveal .slides section:not(.stack):has(.celltag_deep-dive) {
+          box-shadow: inset 8px 0 0 #6b4fb0; }
+.reveal .slides section:not(.stack):has(.celltag_deep-dive)::after {
+          content: "选读"; position: absolute; top: 4px; right: 4px; padding: 0 10px; font-size: 20px;
+          line-height: 1.5; font-weight: 600; color: #fff; background: #6b4fb0; border-radius: 4px; }
 .reveal .attnbook-deck-links { font-size: 0.9em; }
 /* accessibility (axe-core, WCAG 2.1 AA): links inside text are underlined, the slide number has contrast */
 .reveal .slides a { text-decoration: underline; }
@@ -812,6 +823,7 @@ class Item:
     keep_with_next: bool = False
     group: str = ""  # "after:<cell>": the code of a slider, on the sub-slide after it
     outputs: list = dataclasses.field(default_factory=list)  # outputs of one cell merged into one item
+    deep_dive: bool = False  # from a 选读 cell: its slide gets the 选读 label
 
 
 def mistune_safe(text: str) -> str:
@@ -1050,6 +1062,8 @@ def to_cells(slides: list[list]) -> list:
                 cell.metadata["transient"] = {"remove_source": True}
             slide_type = kind if first else ("fragment" if item.fragment else "-")
             cell.metadata["slideshow"] = {"slide_type": slide_type}
+            if item.deep_dive:  # nbconvert gives the cell the class celltag_deep-dive (the label's CSS)
+                cell.metadata["tags"] = [book_text.DEEP_DIVE]
             cells.append(cell)
             if first:  # the notes go right after the first cell, outside any fragment
                 for note in notes:
@@ -1108,6 +1122,7 @@ def notebook_items(nb, page: str, select: Selection | None = None, kicker: str =
     code_seen = 0
     heading_now: dict[int, str] = {}  # level -> the heading we are under (curated decks add it)
     heading_done: dict[int, str] = {}
+    deep = book_text.deep_dive_cells(nb.cells)
     for index, cell in enumerate(nb.cells):
         tags = set(cell.metadata.get("tags", []))
         cell_id = cell.get("id", str(index))
@@ -1116,6 +1131,9 @@ def notebook_items(nb, page: str, select: Selection | None = None, kicker: str =
             code_seen += 1
         if tags & SKIP_TAGS or cell.cell_type not in ("markdown", "code"):
             continue
+        if index in deep and select is not None:  # the session decks leave the deep dives (选读) out
+            continue
+        first_item = len(items)
         if cell.cell_type == "code" and code_seen <= 2:  # the setup and import cells
             continue
         rendered = None
@@ -1193,6 +1211,7 @@ def notebook_items(nb, page: str, select: Selection | None = None, kicker: str =
                         new[n:n] = _kicker_items(kicker, cell_id)
                         break
             items += new
+            _mark_deep_dive(items, first_item, index in deep)
             continue
         if tags & SOLUTION_TAGS:
             items.append(Item("notes", text=solution_notes(cell), source_id=cell_id))
@@ -1201,7 +1220,14 @@ def notebook_items(nb, page: str, select: Selection | None = None, kicker: str =
             cell = copy.deepcopy(cell)
             cell.outputs = []
         items += code_items(cell, cell_id, show_input=not tags & NO_INPUT_TAGS)
+        _mark_deep_dive(items, first_item, index in deep)
     return items
+
+
+def _mark_deep_dive(items: list[Item], start: int, deep: bool) -> None:
+    if deep:
+        for item in items[start:]:
+            item.deep_dive = True
 
 
 def _heading_item(line: str, source_id: str) -> Item:
@@ -1363,6 +1389,7 @@ def _inputs_digest(digest) -> None:
 
     digest.update(pathlib.Path(__file__).read_bytes())
     digest.update((pathlib.Path(__file__).parent / "myst_render.py").read_bytes())
+    digest.update((pathlib.Path(__file__).parent / "book_text.py").read_bytes())
     digest.update(json.dumps(labels(), sort_keys=True, ensure_ascii=False).encode())
     digest.update(version("nbconvert").encode())
 

@@ -70,7 +70,8 @@ class Book:
 
     labels: ``(label)=`` target -> (page, title of the heading that follows it), over all pages.
     link: how this medium links to another page: (this page, the other page's path like
-          "chapters/09_masks.ipynb", anchor or "") -> URL; None: the title only, no link.
+          "chapters/09_masks.ipynb", anchor or "") -> URL, or None for the title only (a page this
+          medium does not have); link None: the title only, no links at all.
     rewrite_links: whether Markdown links to other pages go through ``link`` too (the slides,
           which live in another folder) or stay as written (the notebook editions mirror the
           source's folders, so a relative link stays right).
@@ -195,7 +196,8 @@ class _Renderer:
             return label
         if page == self.page and not anchor:
             return label
-        return f"[{label}]({self.book.link(self.page, page, anchor)})"
+        url = self.book.link(self.page, page, anchor)
+        return label if url is None else f"[{label}]({url})"
 
     def page_link(self, match: re.Match) -> str:
         start, target, anchor, end = match.groups()

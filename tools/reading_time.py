@@ -25,19 +25,20 @@ How the minutes are estimated
 A second-year student reads a chapter, runs its cells and does its exercises; the estimate adds up
 what there is to read and to do, cell by cell (tools/book_text.py says what prose is):
 
-=========================================  =====================  =================================
-what                                       minutes                why
-=========================================  =====================  =================================
-Chinese characters of prose                1 per CJK_PER_MIN      technical Chinese, read carefully
-Latin words of prose (names, numbers)      1 per WORDS_PER_MIN
-an inline formula ($…$)                    INLINE_MATH
-a display formula ($$…$$, {math})          DISPLAY_MATH           read term by term
-a line of code shown (code cells, and      CODE_LINE              read, and run once
+==========================================  ===========  ==========================================
+what                                        minutes      why
+==========================================  ===========  ==========================================
+a Chinese character of prose                1/150        technical Chinese, read carefully, some
+                                                         of it twice (the one fitted constant)
+a Latin word of prose (a name, a number)    1/100
+an inline formula ($…$)                     0.05         3 s on top of the sentence around it
+a display formula ($$…$$, {math})           0.5          read term by term
+a line of code shown (code cells, and       0.07         4 s: read it, run the cell
 fenced code in the text)
-a figure, or a slider's default frame      FIGURE
-a line of printed output (text, tables)    OUTPUT_LINE            up to OUTPUT_CAP lines a cell
-an exercise (**练习 NN-k**)                EXERCISE               try it, check it, read the hint
-=========================================  =====================  =================================
+a figure, or a slider's default frame       0.5
+a line of printed output (text, tables)     0.02         at most 30 lines a cell
+an exercise (**练习 NN-k**)                 3            try it, check it, read the hint
+==========================================  ===========  ==========================================
 
 Left out: the setup and import cells (the first two code cells), cells removed from the page
 (``remove-cell``), the code of ``hide-input`` cells (their output counts), reference solutions
@@ -47,12 +48,19 @@ are the cells tagged ``deep-dive``. Minutes are rounded up to the next 5 (N) and
 minute for a single deep dive; M is the deep dives' total, rounded up to the next 5.
 
 Calibration: the student of ``../shared/reviews/student-ch01-10.md`` timed chapters 01–10 of commit
-ccc8349 (70, 50, 60, 30, 80, 40, 45, 60, 100+, 60 minutes: reading, running the code and doing the
-exercises). The rates above are a reader's rates, not fitted freely: the two free constants, the
-prose speed and the minutes per exercise, were chosen so that the estimate for those ten chapters,
-as they were then, matches the student's times (``python tools/reading_time.py --calibrate``
-prints both, chapter by chapter). The student's own split (ch03: main line 20 of 60 minutes; ch05:
-35 of 80) is a check the estimate does not use.
+ccc8349: 70, 50, 60, 30, 80, 40, 45, 60, 100+, 60 minutes (595 in all), for reading, running the
+code and doing the exercises. Every count grows with a chapter's length (their correlations are
+0.7–0.97), so ten totals cannot tell the rates apart: a free least-squares fit of several rates
+gives negative minutes per exercise. So the rates of the table are a reader's rates, set by what
+each thing asks of a reader, and one constant, the prose speed, is fitted by least squares to the
+ten totals (143 characters a minute; 150 is used). ``python tools/reading_time.py --calibrate``
+prints the estimate beside the student's time for each chapter: 584 minutes against 595, 6 minutes
+apart per chapter on average (ch04: 33 for 30, ch05: 64 for 80, ch10: 71 for 60), and the fit.
+The student's own splits are a check the fit does not use, and they say the estimate is
+conservative for the main line: the student spent longer on the dense parts (ch01's RNN gradient
+measurement: 40 minutes, estimated 17; ch03's “为什么不直接用 X”: 35, estimated 22; ch05's
+gradient section: about 45, estimated 15) and less on the rest (ch01: 30, estimated 39; ch03:
+20–25, estimated 33; ch05: 35, estimated 49). A main line estimated at 6 hours is read faster.
 """
 from __future__ import annotations
 
@@ -71,18 +79,20 @@ import book_text  # noqa: E402
 
 ROOT = book_text.ROOT
 
-CJK_PER_MIN = 180
-WORDS_PER_MIN = 60
-INLINE_MATH = 0.15
-DISPLAY_MATH = 0.6
-CODE_LINE = 0.2
-FIGURE = 0.75
-OUTPUT_LINE = 0.05
+CJK_PER_MIN = 150  # the one constant fitted to the student's times (least squares: 143)
+WORDS_PER_MIN = 100
+INLINE_MATH = 0.05  # 3 s
+DISPLAY_MATH = 0.5
+CODE_LINE = 0.07  # 4 s: read the line, run the cell
+FIGURE = 0.5
+OUTPUT_LINE = 0.02
 OUTPUT_CAP = 30
-EXERCISE = 4.0
+EXERCISE = 3.0
 
 HEADER_TITLE = re.compile(r"^\s*(:{3,}|`{3,})\{admonition\}\s*本章导读\s*$", re.M)
-NUMBERS = re.compile(r"主线约\s*(\d+)\s*分钟，(?:选读约\s*(\d+)\s*分钟|本章没有选读)")
+NUMBERS = re.compile(r"主线约\s*(\d+)\s*分钟(?:（其中练习约\s*(\d+)\s*分钟）)?，"
+                     r"(?:选读约\s*(\d+)\s*分钟|本章没有选读)")
+EXERCISE_SECTION = "练习"  # the ## section whose main-line cells are the exercises' time
 TAKEAWAYS = re.compile(r"^\s*([1-9])[.、]\s*\S", re.M)
 GLUE_LINE = re.compile(r"^\s*glue\(.*\)\s*(#.*)?$")
 SKIP_TAGS = {"remove-cell"}
@@ -128,9 +138,7 @@ def _output_counts(outputs: list) -> tuple[int, int]:
     figures = lines = 0
     for output in outputs:
         data = output.get("data") or {}
-        if any(k.startswith("application/papermill.record/") for k in data) and len(data) <= 2 \
-                and all(k.startswith("application/papermill.record/") or k == "text/plain" for k in data) \
-                and (output.get("metadata") or {}).get("scrapbook"):
+        if data and all(k.startswith("application/papermill.record/") for k in data):
             continue  # a glue record
         html = "".join(data.get("text/html", "")) if isinstance(data.get("text/html"), list) \
             else data.get("text/html", "")
@@ -139,12 +147,12 @@ def _output_counts(outputs: list) -> tuple[int, int]:
         elif "<table" in html:
             lines += html.count("<tr")
         elif output.get("output_type") == "stream":
-            lines += "".join(output.get("text", "")).count("\n") + 1
+            lines += "".join(output.get("text", "")).rstrip("\n").count("\n") + 1
         elif output.get("output_type") == "error":
             lines += 3
         elif "text/markdown" in data or "text/plain" in data:
             text = data.get("text/markdown") or data.get("text/plain")
-            lines += "".join(text).count("\n") + 1
+            lines += "".join(text).rstrip("\n").count("\n") + 1
     return figures, min(lines, OUTPUT_CAP)
 
 
@@ -193,6 +201,28 @@ def notebook_counts(cells) -> tuple[Counts, Counts]:
     return main, dives
 
 
+def exercise_counts(cells) -> Counts:
+    """The main line's counts inside the ``## 练习`` section (questions, hints, solutions, checks):
+    the time a reader spends on the exercises rather than on reading and running the chapter."""
+    deep = book_text.deep_dive_cells(cells)
+    counts = Counts()
+    section = None
+    code_seen = 0
+    for index, cell in enumerate(cells):
+        setup = False
+        if cell["cell_type"] == "code":
+            code_seen += 1
+            setup = code_seen <= 2
+        if cell["cell_type"] == "markdown":
+            for line in book_text.text(cell).splitlines():
+                heading = re.match(r"##\s+(\S+)", line)
+                if heading:
+                    section = heading.group(1)
+        if section == EXERCISE_SECTION and index not in deep:
+            counts += cell_counts(cell, setup=setup)
+    return counts
+
+
 def round_up(minutes: float, step: int) -> int:
     return int(step * math.ceil(minutes / step - 1e-9)) if minutes > 0 else 0
 
@@ -217,8 +247,14 @@ def run_minutes(cells, run: book_text.Run) -> int:
 
 
 # -- the header -------------------------------------------------------------------------------------
-def numbers_text(n: int, m: int) -> str:
-    return f"主线约 {n} 分钟，" + (f"选读约 {m} 分钟" if m else "本章没有选读")
+def exercise_minutes(cells) -> int:
+    """K: the exercises' share of the main line (next 5; 0 when the chapter has none)."""
+    return round_up(exercise_counts(cells).minutes(), 5)
+
+
+def numbers_text(n: int, m: int, k: int = 0) -> str:
+    return (f"主线约 {n} 分钟" + (f"（其中练习约 {k} 分钟）" if k else "") + "，"
+            + (f"选读约 {m} 分钟" if m else "本章没有选读"))
 
 
 def header_problems(cells, where: str) -> list[str]:
@@ -232,10 +268,12 @@ def header_problems(cells, where: str) -> list[str]:
     source = book_text.text(cells[headers[0]])
     found = NUMBERS.search(source)
     n, m = estimate(cells)
+    k = exercise_minutes(cells)
     if not found:
-        problems.append(f"{where}：“本章导读”里没有“主线约 N 分钟，选读约 M 分钟”（或“本章没有选读”）")
-    elif found.group(0) != numbers_text(n, m):
-        problems.append(f"{where}：“本章导读”写的是“{found.group(0)}”，估算是“{numbers_text(n, m)}”"
+        problems.append(f"{where}：“本章导读”里没有“主线约 N 分钟（其中练习约 K 分钟），选读约 M 分钟”"
+                        "（或“本章没有选读”）")
+    elif found.group(0) != numbers_text(n, m, k):
+        problems.append(f"{where}：“本章导读”写的是“{found.group(0)}”，估算是“{numbers_text(n, m, k)}”"
                         "（运行 python tools/reading_time.py）")
     points = [int(k) for k in TAKEAWAYS.findall(source)]
     if points != [1, 2, 3]:
@@ -251,7 +289,7 @@ def rewrite(cells) -> bool:
     cell = cells[headers[0]]
     source = book_text.text(cell)
     n, m = estimate(cells)
-    new = NUMBERS.sub(numbers_text(n, m), source, count=1)
+    new = NUMBERS.sub(numbers_text(n, m, exercise_minutes(cells)), source, count=1)
     if new == source:
         return False
     cell["source"] = new.splitlines(keepends=True) if isinstance(cell["source"], list) else new
@@ -268,23 +306,28 @@ def chapters() -> list[pathlib.Path]:
     return sorted(listed + extra, key=lambda p: p.name)
 
 
-def table(rows: list[tuple[str, int, int, float, float]]) -> str:
-    lines = ["| 章 | 主线（分钟） | 选读（分钟） | 主线估算 | 选读估算 |", "|---|---:|---:|---:|---:|"]
-    for name, n, m, main, dives in rows:
-        lines.append(f"| {name} | {n} | {m} | {main:.1f} | {dives:.1f} |")
-    first = [r for r in rows if r[0][:2].isdigit() and int(r[0][:2]) <= 11]
-    total_n = sum(r[1] for r in first)
-    total_main = sum(r[3] for r in first)
-    lines.append(f"| 第 1–11 章主线合计 | {total_n} | {sum(r[2] for r in first)} | {total_main:.1f} | "
-                 f"{sum(r[4] for r in first):.1f} |")
-    lines.append(f"\n第 1–11 章主线：{total_n} 分钟 ≈ {total_n / 60:.1f} 小时（未取整的估算 {total_main / 60:.1f} 小时）")
+def table(rows: list[tuple[str, int, int, float, float, float]]) -> str:
+    lines = ["| 章 | 主线（分钟） | 选读（分钟） | 主线估算 | 其中练习 | 主线阅读（不含练习） | 选读估算 |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, n, m, main, dives, exercises in rows:
+        lines.append(f"| {name} | {n} | {m} | {main:.1f} | {exercises:.1f} | {main - exercises:.1f} | {dives:.1f} |")
+    for last in (10, 11):
+        first = [r for r in rows if r[0][:2].isdigit() and int(r[0][:2]) <= last]
+        main = sum(r[3] for r in first)
+        exercises = sum(r[5] for r in first)
+        lines.append(f"| 第 1–{last} 章合计 | {sum(r[1] for r in first)} | {sum(r[2] for r in first)} | "
+                     f"{main:.1f} | {exercises:.1f} | {main - exercises:.1f} | {sum(r[4] for r in first):.1f} |")
+    ten = [r for r in rows if r[0][:2].isdigit() and int(r[0][:2]) <= 10]
+    reading = sum(r[3] - r[5] for r in ten)
+    lines.append(f"\n第 1–10 章主线：阅读与运行约 {reading / 60:.1f} 小时，练习另约 "
+                 f"{sum(r[5] for r in ten) / 60:.1f} 小时")
     return "\n".join(lines)
 
 
 def calibrate() -> str:
     """The estimate for chapters 01–10 as the student read them (commit ccc8349), beside the times."""
     lines = ["| 章 | 学生用时 | 估算（全章） | 其中练习 |", "|---|---:|---:|---:|"]
-    pairs = []
+    pairs, fit = [], []  # fit: (characters, the minutes the student spent that prose must explain)
     for name in sorted(STUDENT):
         path = next((ROOT / "chapters").glob(f"{name}_*.ipynb"), None)
         stem = path.name if path else None
@@ -296,11 +339,15 @@ def calibrate() -> str:
         main, dives = notebook_counts(nb["cells"])
         main += dives
         pairs.append((STUDENT[name], main.minutes()))
+        prose = main.cjk / CJK_PER_MIN
+        fit.append((main.cjk, STUDENT[name] - (main.minutes() - prose)))
         lines.append(f"| {stem or old} | {STUDENT[name]} | {main.minutes():.0f} | {main.exercises * EXERCISE:.0f} |")
     student, estimated = sum(p[0] for p in pairs), sum(p[1] for p in pairs)
     error = sum(abs(s - e) for s, e in pairs) / len(pairs)
     lines.append(f"| 合计 | {student} | {estimated:.0f} | |")
-    lines.append(f"\n平均每章相差 {error:.0f} 分钟")
+    lines.append(f"\n平均每章相差 {error:.1f} 分钟")
+    rate = sum(c * c for c, _ in fit) / sum(c * t for c, t in fit)
+    lines.append(f"其他常数不变时，最小二乘给出的阅读速度：每分钟 {rate:.0f} 个汉字（用的是 {CJK_PER_MIN}）")
     return "\n".join(lines)
 
 
@@ -318,14 +365,15 @@ def main() -> int:
     rows, problems = [], []
     for path in args.paths or chapters():
         path = path.resolve()
+        name = path.relative_to(ROOT).as_posix() if path.is_relative_to(ROOT) else str(path)
         nb = json.loads(path.read_text(encoding="utf-8"))
         if not args.check and not args.table and rewrite(nb["cells"]):
             path.write_text(json.dumps(nb, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
-            print(f"更新：{path.relative_to(ROOT)}")
+            print(f"更新：{name}")
         n, m = estimate(nb["cells"])
         main, dives = notebook_counts(nb["cells"])
-        rows.append((path.stem, n, m, main.minutes(), dives.minutes()))
-        problems += header_problems(nb["cells"], path.relative_to(ROOT).as_posix())
+        rows.append((path.stem, n, m, main.minutes(), dives.minutes(), exercise_counts(nb["cells"]).minutes()))
+        problems += header_problems(nb["cells"], name)
     print(table(rows))
     if problems and (args.check or not args.table):
         print("\n".join(problems), file=sys.stderr)

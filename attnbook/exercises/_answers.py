@@ -4,8 +4,8 @@ Two entry points, both total (they never raise anything but :class:`Unreadable`)
 
 * :func:`as_text` for choice answers: ``"b"``, ``"Ｂ"`` (full-width, from a Chinese IME), ``" B。"``,
   ``["B"]`` and ``np.str_("B")`` all become ``"B"``-like text (NFKC, stripped, no trailing punctuation).
-* :func:`as_array` for numeric answers: numbers, numeric strings (also full-width digits and
-  fractions such as ``"1/8"``), nested lists/tuples, NumPy arrays and tensors (any dtype, with or
+* :func:`as_array` for numeric answers: numbers, numeric strings (also full-width digits,
+  thousands separators such as ``"98,496"`` and fractions such as ``"1/8"``), nested lists/tuples, NumPy arrays and tensors (any dtype, with or
   without grad, on any device) become a float64 array.
 """
 from __future__ import annotations
@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import math
 import numbers
+import re
 import unicodedata
 from fractions import Fraction
 from typing import Any
@@ -22,6 +23,8 @@ import numpy as np
 #: Characters dropped from both ends of a text answer (after NFKC): spaces, quotes, brackets and the
 #: punctuation a sentence ends with, in ASCII and Chinese forms.
 _STRIP = " \t\r\n\u3000'\"`“”‘’「」『』()[]{}【】《》<>.,;:!?。，、；：！？…~～"
+#: A number written with thousands separators, as the book prints parameter counts ("787,968").
+_THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
 #: Nested lists deeper than this are not an answer to any exercise of the book.
 _MAX_DEPTH = 8
 #: Larger answers are not read element by element (their shape alone is wrong for every exercise).
@@ -93,6 +96,8 @@ def _number_from_text(text: str, depth: int) -> np.ndarray:
             raise Unreadable(f"收到了文字 {show(text)}，但这题要的是数值（去掉外面的引号）") from None
         return as_array(value, _depth=depth + 1)
     cleaned = clean_text(text).replace(" ", "").replace("−", "-").replace("_", "")
+    if _THOUSANDS.fullmatch(cleaned):  # "98,496" and "98，496" (NFKC makes the full-width comma ASCII)
+        cleaned = cleaned.replace(",", "")
     try:
         return np.asarray(float(Fraction(cleaned)))
     except (ValueError, ZeroDivisionError, OverflowError):

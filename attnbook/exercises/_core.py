@@ -7,6 +7,9 @@ gives the answer away: a wrong number is told "偏大/偏小" or "很接近了",
 """
 from __future__ import annotations
 
+import importlib
+import pathlib
+import pkgutil
 import re
 import unicodedata
 from dataclasses import dataclass, field
@@ -14,8 +17,8 @@ from typing import Any, Callable
 
 import numpy as np
 
-from .._errors import AttnBookError
-from ..runtime import torch_state
+from ..infra.errors import AttnBookError
+from ..infra.runtime import torch_state
 from . import _record
 from ._answers import Unreadable, as_array, as_text, lead, show, shape_words
 
@@ -220,6 +223,15 @@ def _judge(expected: Expected, answer: Any) -> tuple[bool, str]:
     return _judge_number(expected, answer)
 
 
+def load_all() -> dict:
+    """Import every chapter module of this package (``ch01.py`` …, ``bugs.py``) so that all exercises
+    are registered; return the registry. (A registry: the checker names no chapter module.)"""
+    for info in pkgutil.iter_modules([str(pathlib.Path(__file__).parent)]):
+        if not info.name.startswith("_"):
+            importlib.import_module(f"{__package__}.{info.name}")
+    return EXERCISES
+
+
 def check(key: str, answer: Any, *, quiet: bool = False, record: bool = True) -> bool:
     """Check a reader's answer to exercise ``key``; print feedback in Chinese; return True if right.
 
@@ -227,8 +239,6 @@ def check(key: str, answer: Any, *, quiet: bool = False, record: bool = True) ->
     ``record=False`` or ``ATTNBOOK_RECORD=0`` turns that off), which ``attnbook.report()`` and
     ``python -m attnbook.collect`` read.
     """
-    from . import load_all
-
     load_all()
     key = _normalise_key(key)
     if key not in EXERCISES:

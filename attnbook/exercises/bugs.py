@@ -65,14 +65,33 @@ class Probe:
                 f"lengths = {list(self.lengths)}")
 
 
-#: The inputs of the judge. The first two have d_k >= seq_len, so that V = eye(seq_len, d_k) reads the
-#: weights; the last has d_k < seq_len (a function that confuses the two dimensions fails there).
+#: The inputs of the judge. All but the third have d_k >= seq_len, so that V = eye(seq_len, d_k) reads
+#: the weights; the third has d_k < seq_len (a function that confuses the two dimensions fails there).
+#: The last pads every sentence (max(lengths) < seq_len, as with fixed-length buckets or a KV-cache
+#: batch): a fix that measures the left padding from the longest sentence instead of from seq_len
+#: passes the first three (part3 review W1) and fails there.
 PROBES = (
     Probe(batch=3, num_heads=2, seq_len=6, d_k=8, lengths=(6, 4, 1), seed=0),
     Probe(batch=2, num_heads=3, seq_len=5, d_k=7, lengths=(5, 2), seed=1),
     Probe(batch=2, num_heads=1, seq_len=7, d_k=3, lengths=(7, 3), seed=2),
+    Probe(batch=2, num_heads=2, seq_len=6, d_k=8, lengths=(4, 2), seed=3),
 )
+#: The probes on which the judge also runs the backward pass.
+GRAD_PROBES = (0, 2, 3)
 TOL = 1e-4  # float32 outputs against a float64 reference
+#: A blocked position that gets less weight than this (but not 0) was blocked with a finite fill value.
+FAINT = 1e-3
+TOO_SMALL_FILL = ("被遮位置的分数不够小。填充值是不是一个有限的数（例如 −12）？"
+                  "用 float(\"-inf\")，或者 torch.finfo(scores.dtype).min。")
+#: Said with NaN rows and NaN gradients: the reader may have a torch.where whose condition is stale
+#: (part3 review C1: bug ② fixed in masked_fill, but torch.where still tests the causal mask alone).
+STALE_WHERE = ("如果你已经写了 torch.where，检查它的条件：要用合并后的掩码（填充 & 因果）的 any(-1)，"
+               "只用因果掩码时左侧的填充行仍被当成“有键可看”。")
+
+
+def _percent(share: float) -> str:
+    """A share of the weight as a percentage with two significant digits (0.84 → 84%, 0.000006 → 0.0006%)."""
+    return f"{share:.0%}" if share >= 0.01 else f"{100 * share:.2g}%"
 
 
 def _real(lengths: torch.Tensor, seq_len: int) -> torch.Tensor:
@@ -275,12 +294,23 @@ def _examine(fn: Callable) -> list[Symptom]:
             tiny = 1e-6
             looked = (W0.abs() > tiny) & live[..., None]
             if (looked & future).any():
-                add("leak", f"未来泄漏：真实的词看到了它后面的词（例如{_say_pairs(_pairs(looked & future))} 的权重不是 0）。"
-                            "因果掩码没起作用，或者极性反了。")
+                leaked = (W0 * future).sum(-1)[live].max().item()
+                where = _say_pairs(_pairs(looked & future))
+                if leaked < FAINT:
+                    add("leak", f"未来位置分到了极小但不是 0 的权重（例如{where}，一行里最多 {_percent(leaked)}）："
+                                f"{TOO_SMALL_FILL}")
+                else:
+                    add("leak", f"未来泄漏：真实的词看到了它后面的词（例如{where} 的权重不是 0）。"
+                                "因果掩码没起作用，或者极性反了。")
             if (looked & pad_key & ~future).any():
                 worst = (W0 * pad_key).sum(-1)[live].max().item()
-                add("pad", f"填充位（键）分到了权重（例如{_say_pairs(_pairs(looked & pad_key & ~future))}，"
-                           f"一行里最多 {worst:.0%}）：填充掩码没有用上，或者用在了查询（行）上。")
+                where = _say_pairs(_pairs(looked & pad_key & ~future))
+                if worst < FAINT:
+                    add("pad", f"填充位（键）分到了极小但不是 0 的权重（例如{where}，一行里最多 {_percent(worst)}）："
+                               f"{TOO_SMALL_FILL}")
+                else:
+                    add("pad", f"填充位（键）分到了权重（例如{where}，一行里最多 {_percent(worst)}）："
+                               "填充掩码没有用上，或者用在了查询（行）上。")
             self_weight = torch.diagonal(W0, dim1=-2, dim2=-1)  # [batch, num_heads, L]
             blind = (self_weight <= 1e-30) & live
             if blind.any():
@@ -302,11 +332,14 @@ def _examine(fn: Callable) -> list[Symptom]:
                 if W_dead.isnan().any():
                     add("dead", "整行被遮的查询（左侧的填充位）输出了 NaN：softmax 面对一整行 −∞。"
                                 "即使这些行不进损失，NaN 也会进入梯度，并在下一层传给真实的词；"
-                                "应在 softmax 之后用 torch.where 把这些行置 0，或者用 SDPA。")
+                                "应在 softmax 之后用 torch.where 把这些行置 0，或者用 SDPA。"
+                                f"{STALE_WHERE}")
                 elif (W_dead - 1 / L).abs().max().item() < 1e-5:
                     add("dead", "整行被遮的查询（左侧的填充位）把权重平均分给了所有键（−1e9 或 torch.finfo(dtype).min "
-                                "的结果）。这不影响真实词的输出，但不符合本题的约定：这些行应输出 0（与 SDPA 相同）；"
-                                "在 softmax 之后用 torch.where 把它们置 0。")
+                                "的结果）。这不影响真实词的输出，但不符合本题的约定：这些行应输出 0（与 SDPA 相同）。"
+                                "自己写 softmax 时，在 softmax 之后用 torch.where 把它们置 0；"
+                                "用 SDPA 时没有 softmax 可改，改用布尔掩码（True = 保留）或 −inf 的加性掩码，"
+                                "SDPA 就会把这些行输出 0。")
                 elif (W_dead - torch.eye(L).expand(B, H, L, L)[dead]).abs().max().item() < 1e-5:
                     add("dead", "整行被遮的查询（左侧的填充位）看了它自己（“补救 1”：keep | eye）。训练里这样做没问题，"
                                 "但本题约定这些行输出 0（与 SDPA 相同）：改用 torch.where 把它们置 0。")
@@ -352,7 +385,7 @@ def _examine(fn: Callable) -> list[Symptom]:
             add("ref", f"输出与参考实现（带正确布尔掩码的 F.scaled_dot_product_attention）不一致：在 {probe.words()} "
                        f"的输入上最多相差 {diff:.2g}。")
 
-        if index in (0, 2):  # 反向传播：损失只算真实的词，Q、K、V 的梯度都应是有限数，并与参考实现一致
+        if index in GRAD_PROBES:  # 反向传播：损失只算真实的词，Q、K、V 的梯度都应是有限数，并与参考实现一致
             leaves = [x.clone().requires_grad_() for x in (Q, K, V)]
             g = torch.Generator().manual_seed(300 + index)
             weight = torch.randn(out.shape, generator=g, dtype=torch.float64)

@@ -4,9 +4,8 @@ from __future__ import annotations
 import functools
 
 from ..book import factor_per_step, ngram_window
-from ..intuition import SENTENCE, SEGMENTED, tokenize
-from ..rnn import _measure
-from ..runtime import torch_state
+from ..infra.runtime import torch_state
+from ..pages.ch01 import SEGMENTED, SENTENCE, _measure, tokenize
 from ._core import Expected, Mistake, exercise
 
 
@@ -31,7 +30,7 @@ def _first_n_chars() -> Expected:
         form="一个整数（N）",
         mistakes=(
             Mistake(right - 1, f"N = {right - 1} 时窗口只有前 {right - 2} 个字“" + " ".join(_window("字", right - 1))
-                    + "”，“小”还在窗口外。N-gram 的窗口是前 N − 1 个词元。"),
+                    + "”，“小”还在窗口外。N 元语法的窗口是前 N − 1 个词元。"),
             Mistake(_first_n("词"), "这是按词切分的答案；按字切分时，“它”和“小狗”之间隔了更多词元。"),
         ),
         explain="切分方式变了，同样的距离对应的 N 也变了。",
@@ -83,7 +82,7 @@ def _neutral_point() -> Expected:
         choices=("A", "B", "C"),
         mistakes=(
             Mistake("B", "输入多大同样要紧：每一步的雅可比矩阵是 diag(1 − h²) W_hhᵀ，输入小时 h 贴近 0，"
-                         "tanh 的导数接近 1，每步打的折更少。只看 W_hh（或它的谱半径）会漏掉这一项。"),
+                         "tanh 的导数接近 1，每步打的折更少。只看 W_hh 的大小会漏掉这一项。"),
             Mistake("C", "方向反了：输入越小，tanh 越不饱和，1 − h² 越接近 1，梯度衰减得越慢，"
                          "所以更小的 s 就足以不增不减。"),
         ),

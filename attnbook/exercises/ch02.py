@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 from ..book import soft_lookup
-from ..intuition import library
+from ..pages.ch02 import library
 from ._core import Expected, Mistake, exercise
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 
 from ..book import SelfAttention
-from ..runtime import torch_state
+from ..infra.runtime import torch_state
 from ._core import Expected, Mistake, exercise
 
 
@@ -26,7 +26,7 @@ def _shape() -> Expected:
             Mistake([seq_len, d_k], "输出是 V 的加权和，最后一维是 d_v，不是 d_k。"),
             Mistake(list(attn_weights.shape[1:]), "这是注意力权重 attn_weights 的形状 [seq_len, seq_len]；输出还要再乘 V。"),
             Mistake([seq_len, d_model], "这一层的输出维度由 W_v 决定，是 d_v，不一定等于 d_model。"),
-            Mistake([1, seq_len, d_v], "题目要去掉 batch 维：只写 [seq_len, d_v] 这两个数。"),
+            Mistake([1, seq_len, d_v], "题目不算批量（batch）那一维：只写 [seq_len, d_v] 这两个数。"),
         ),
         explain="形状 [seq_len, d_v]：每个词一行，每行 d_v 个数。",
     )
@@ -60,6 +60,8 @@ def _where() -> Expected:
         integer=True,
         form="一个整数（行号，从 0 数起）",
         mistakes=(Mistake(int(perm[0]), "perm[0] 是新位置 0 上放的原词下标；要找原来第 0 个词（我）去了哪个新位置，"
-                                         "应在 perm 里找值为 0 的位置。"),),
+                                         "应在 perm 里找值为 0 的位置。"),
+                  Mistake(0, "0 是“我”在原句里的行号。打乱之后，每个词的输出跟着这个词一起搬家："
+                             "先写出“打你我”每个新位置上是哪个词，再找“我”。"),),
         explain="输出跟着输入一起重排：谁搬到哪里，它的输出就出现在哪里。",
     )

@@ -28,6 +28,8 @@ def _eat_row() -> Expected:
             Mistake(_rows(1 / math.sqrt(d_k))[:, 1].tolist(),
                     "这是权重矩阵里“吃”那一列：三个查询各自分给“吃”的权重。题目要的是“吃”作为查询的那一行"
                     "（它分给猫、吃、鱼的权重），和为 1。"),
+            Mistake(_rows(1 / math.sqrt(d_k))[0].tolist(),
+                    "这是正文算过的“猫”那一行。“吃”是第二个词：用它的查询 Q[1]（下标从 0 数）。"),
         ),
         explain="三个权重都为正且和为 1。",
     )
@@ -43,6 +45,8 @@ def _eat_out() -> Expected:
         mistakes=(
             Mistake((_rows(1.0)[1] @ d["V"]).tolist(), "权重没有除以 √2，回到上一题检查缩放。"),
             Mistake((_rows(1 / math.sqrt(2))[1] @ d["K"]).tolist(), "你加权求和的是 K；输出是 V 的加权和。"),
+            Mistake((_rows(1 / math.sqrt(2))[0] @ d["V"]).tolist(),
+                    "这是正文算过的“猫”的输出。换成“吃”那一行的权重（练习 04-1 的答案）。"),
         ),
         explain="输出是 V 的加权平均。",
     )

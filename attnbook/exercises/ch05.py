@@ -60,11 +60,11 @@ def _first_key() -> Expected:
             Mistake(unscaled, "这是不缩放的结果，先把分数除以 √16 = 4。" + ask_both),
             Mistake(by_d_k, "你除以的是 d_k = 16；缩放因子是 1/√d_k = 1/4。" + ask_both),
         ),
-        explain="缩放后分数是 [1, 0, 0, 0]，权重 e/(e+3)；不缩放时约 0.95，几乎 one-hot。",
+        explain="缩放后分数是 [1, 0, 0, 0]，权重 e/(e+3)；不缩放时约 0.95，几乎是独热。",
     )
 
 
-@exercise("05-4", "哪一行 softmax 的雅可比矩阵范数最大：均匀、两键并列还是 one-hot")
+@exercise("05-4", "哪一行 softmax 的雅可比矩阵范数最大：均匀、两键并列还是独热")
 def _largest_jacobian() -> Expected:
     rows = torch.tensor([[0.0, 0.0, 0.0, 0.0], [10.0, 10.0, -10.0, -10.0], [20.0, 0.0, 0.0, 0.0]],
                         dtype=torch.float64)
@@ -78,7 +78,7 @@ def _largest_jacobian() -> Expected:
             Mistake("A", f"很多人以为“权重最平 = 梯度最大”，其实不然：均匀的 4 个键 ‖J‖ = √3/4 ≈ {a:.3f}，"
                          f"两个键各占一半时是 {b:.2f}。权重摊得越平，每个键分到的梯度越小；"
                          "梯度最大出现在两个键势均力敌的时候。"),
-            Mistake("C", f"one-hot 正是饱和：J = diag(p) − p pᵀ 几乎是零矩阵（‖J‖ ≈ {c:.1e}），梯度传不回去。"),
+            Mistake("C", f"独热正是饱和：J = diag(p) − p pᵀ 几乎是零矩阵（‖J‖ ≈ {c:.1e}），梯度传不回去。"),
         ),
-        explain=f"两个键并列时 ‖J‖ = {b:.2f}，比均匀分布的 {a:.3f} 还大；one-hot 时为 0。",
+        explain=f"两个键并列时 ‖J‖ = {b:.2f}，比均匀分布的 {a:.3f} 还大；独热时为 0。",
     )

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import math
+
 import numpy as np
 import torch
 
@@ -49,8 +51,12 @@ def _points_judge(points: torch.Tensor, V: torch.Tensor):
             return False, ALL_HINT
         hints = []
         too_many = said & ~right
-        if (too_many & in_box).any():
+        if torch.equal(said, in_box):
             hints.append(BOX_HINT)
+        elif (too_many & in_box).any():
+            k = int((too_many & in_box).sum())
+            hints.append(f"有 {k} 个你判成“能”的点，每一维都在 V 这一维的范围里，却在三角形外："
+                         "每一维都在范围里只是必要条件；要用重心坐标判断（三个坐标都 ≥ 0）。")
         if (too_many & ~in_box).any():
             k = int((too_many & ~in_box).sum())
             hints.append(f"有 {k} 个你判成“能”的点，某一维已经超出了 V 在这一维的最小值到最大值："
@@ -72,31 +78,58 @@ def _reachable() -> Expected:
                     judge=_points_judge(points, V))
 
 
-@exercise("06-2", "温度趋于无穷时输出趋向的点")
-def _centroid() -> Expected:
-    V = cat_eats_fish()["V"]
+def _fish_output(temperature: float) -> torch.Tensor:
+    """“鱼”在温度 temperature 下的输出 [2]（与第 6 章的 outputs_at 相同）。"""
+    d = cat_eats_fish()
+    scores = d["Q"][2] @ d["K"].T / (temperature * math.sqrt(d["Q"].shape[-1]))
+    return torch.softmax(scores, dim=-1) @ d["V"]
+
+
+@exercise("06-2", "温度趋于 0 时“鱼”的输出趋向的点")
+def _fish_cold_limit() -> Expected:
+    d = cat_eats_fish()
+    V = d["V"]
+    top = int((d["Q"][2] @ d["K"].T).argmax())  # “鱼”这一行分数最高的键：吃
     return Expected(
-        value=V.mean(dim=0).tolist(),
+        value=V[top].tolist(),
         atol=5e-3,
         mistakes=(
-            Mistake(V.sum(dim=0).tolist(), "这是三个值向量的和；权重是 1/3，要除以 3。"),
-            Mistake([0.0, 0.0], "分数趋于 0 时，权重趋于均匀（1/3），而不是输出趋于 0。"),
+            Mistake(V[2].tolist(), "“鱼”这一行里分数最高的不是它自己：比一比“鱼”对三个键的分数。"),
+            Mistake(_fish_output(0.02).tolist(),
+                    "这是 τ = 0.02 时的输出。τ 再小下去，权重会全部集中到分数最高的那个键上。"),
+            Mistake(V.mean(dim=0).tolist(),
+                    "这是 τ → ∞ 的极限（均匀权重，三角形的重心）；τ → 0 时权重集中到一个键上。"),
+            Mistake(V.sum(dim=0).tolist(), "这是三个值向量的和；τ → 0 时权重集中到一个键上，输出是一个顶点。"),
+            Mistake(_fish_output(1.0).tolist(), "这是 τ = 1（标准注意力）时的输出；题目问的是 τ → 0 的极限。"),
         ),
-        explain="均匀权重下，输出是 V 的平均，也就是三角形的重心。",
+        explain="τ → 0 时全部权重给分数最高的键“吃”，输出趋向顶点 v_吃。",
     )
 
 
-@exercise("06-3", "输出第 0 维的上界")
+#: 06-3 asks for a supremum: answers above it are impossible, so only [bound − 2·HALF, bound] is
+#: accepted (the checker compares |answer − value| <= atol; the interval's centre is the value).
+_HALF = 0.0025
+
+
+@exercise("06-3", "输出两维之和 o_0 + o_1 的上界")
 def _upper_bound() -> Expected:
     V = cat_eats_fish()["V"]
-    first = V[:, 0]
+    sums = V.sum(dim=-1)  # 每个值向量两维之和 [3]
+    bound = sums.max().item()
     return Expected(
-        value=first.max().item(),
-        atol=5e-3,
+        value=bound - _HALF,
+        atol=_HALF + 1e-9,
         mistakes=(
-            Mistake(first.clamp_min(0).sum().item(), "你把正的分量加在了一起；权重和为 1，加权平均不会超过最大的那个值。"),
-            Mistake(first.mean().item(), "这是均匀权重时的值；把权重集中到第 0 维最大的那个词上，可以更大。"),
-            Mistake(V.norm(dim=-1).max().item(), "这是最长值向量的长度；题目问的是第 0 维。"),
+            Mistake(V.max(dim=0).values.sum().item(),
+                    "你把两维各自的最大值加在了一起：那是 V 的矩形的一个角。这两个最大值属于不同的词，"
+                    "一组权重不能把全部权重同时给两个词。"),
+            Mistake(V.clamp_min(0).sum().item(),
+                    "你把所有正的分量都加在了一起；权重和为 1，加权平均不会超过最大的那个值。"),
+            Mistake(sums.mean().item(), "这是均匀权重（重心）时的值；把权重集中到一个词上，可以更大。"),
+            Mistake(V.norm(dim=-1).max().item(), "这是最长值向量的长度；题目问的是两维之和 o_0 + o_1。"),
+            Mistake(V[:, 0].max().item(), "这是第 0 维单独的上界；题目问的是两维之和 o_0 + o_1。"),
+            Mistake(bound + _HALF + 1e-6, "你的数比上界还大：加权平均不会超过最大的那个数，输出只能从下方逼近上界。"),
         ),
-        explain="上界是 V 第 0 维的最大值（v_猫 的 0.5），只能无限逼近，因为 softmax 的权重永远大于 0。",
+        explain="o_0 + o_1 是三个值向量各自两维之和的加权平均，上界是其中最大的（v_吃 的 0.2 + 0.7 = 0.9），"
+                "只能无限逼近，因为 softmax 的权重永远大于 0。",
     )

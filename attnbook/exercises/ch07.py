@@ -50,6 +50,8 @@ def _shapes() -> Expected:
                     "d_k 只参与打分（Q·K），输出的最后一维由 V 决定，是 d_v。"),
             Mistake([[batch, seq_len, d_v], [batch, seq_len, d_k]],
                     "权重矩阵是“每个词对每个词”，形状是 [batch, seq_len, seq_len]，与 d_k 无关。"),
+            Mistake([[batch, seq_len, seq_len], [batch, seq_len, d_v]],
+                    "两个形状都对，但顺序反了：先写 out 的形状，再写 attn_weights 的形状。"),
         ),
         explain="out: [batch, seq_len, d_v]，attn_weights: [batch, seq_len, seq_len]。",
     )

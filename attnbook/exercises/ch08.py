@@ -47,7 +47,7 @@ def _split_shape() -> Expected:
     )
 
 
-@exercise("08-3", "省掉 transpose 时“头 0”的第 1 行")
+@exercise("08-3", "省掉 transpose 时头 1 的第 2 行")
 def _wrong_view() -> Expected:
     t = torch.arange(24).view(1, 3, 8)  # [batch, seq_len, d_model]
     right = t.view(1, 3, 2, 4).transpose(1, 2)
@@ -59,13 +59,14 @@ def _wrong_view() -> Expected:
         mistakes=(
             Mistake(right[0, 0, 1].tolist(), "这是正确写法（view 再 transpose）的结果；题目问的是一步 view(1, 2, 3, 4) 得到什么。"),
             Mistake(t.view(1, 2, 3, 4)[0, 1, 0].tolist(),
-                    "这是下标 [0, 1, 0]：头 1 的第 0 行。题目要的是头 0 的第 1 行，下标 [0, 0, 1]。"),
+                    "这是下标 [0, 1, 0]：头 2 的第 1 行。题目要的是头 1 的第 2 行，下标 [0, 0, 1]"
+                    "（代码里的下标从 0 开始）。"),
         ),
         explain="这 4 个数是“猫”的后 4 维：一步 view 把不同词的数据混进了同一个头。",
     )
 
 
-@exercise("08-4", "把本书的 padding mask 换成 key_padding_mask")
+@exercise("08-4", "把本书的填充掩码换成 key_padding_mask")
 def _key_padding() -> Expected:
     keep = padding_mask(torch.tensor([3, 5]), 5)  # [batch, 1, 1, seq_len]，True = 保留
     return Expected(
@@ -84,5 +85,5 @@ def _key_padding() -> Expected:
                     "还差两件事：去掉中间两个长度为 1 的维度（要 [batch, seq_len]），"
                     "再取反（key_padding_mask 里 True 表示“屏蔽”，与本书相反）。"),
         ),
-        explain="nn.MultiheadAttention 的布尔 mask：True = 屏蔽。",
+        explain="nn.MultiheadAttention 的布尔掩码：True = 屏蔽。",
     )

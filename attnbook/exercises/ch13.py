@@ -6,7 +6,7 @@ import functools
 import torch
 
 from ..book import CharTransformer, future_influence, make_mask
-from ..runtime import torch_state
+from ..infra.runtime import torch_state
 from ._core import Expected, Mistake, exercise
 
 
@@ -17,7 +17,7 @@ def _extra_keys(kind: str, seq_len: int) -> int:
     return int((wrong & ~right).sum())
 
 
-@exercise("13-1", "错位一格的 mask 多放进了几对（查询, 键）")
+@exercise("13-1", "错位一格的掩码多放进了几对（查询, 键）")
 def _offset_extra() -> Expected:
     seq_len = 8
     return Expected(
@@ -34,7 +34,7 @@ def _offset_extra() -> Expected:
     )
 
 
-@exercise("13-2", "转置后的 mask 有几个 True")
+@exercise("13-2", "转置后的掩码有几个 True")
 def _transposed_count() -> Expected:
     seq_len = 6
     mask = make_mask(seq_len, "transposed")
@@ -47,7 +47,7 @@ def _transposed_count() -> Expected:
                     "对角线也是 True（每个位置都能看自己），别忘了把它算进去。"),
             Mistake(seq_len * seq_len, "转置后仍有一半被屏蔽，不是全部 True。"),
         ),
-        explain="和正确的因果 mask 一样多——所以只数 True 的个数、只看形状，都查不出转置这个错误。",
+        explain="和正确的因果掩码一样多——所以只数 True 的个数、只看形状，都查不出转置这个错误。",
     )
 
 

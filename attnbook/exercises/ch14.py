@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import torch
 
-from ..interpret import exercise_attention, js_divergence, previous_token_score
+from ..book import js_divergence, previous_token_score
+from ..pages.ch14 import exercise_attention
 from ._core import Expected, Mistake, exercise
 
 

@@ -1,7 +1,7 @@
 """Exercises of chapter 15 (什么时候不值得用自注意力)."""
 from __future__ import annotations
 
-from ..complexity import attention_flops, score_matrix_bytes
+from ..book import attention_flops, score_matrix_bytes
 from ._core import Expected, Mistake, exercise
 
 

@@ -3,6 +3,8 @@
 Every test here carries the marker ``site``: a bare ``pytest`` leaves them out (pyproject's addopts),
 ``pytest -m site tests/site`` runs them, and they skip, saying why, when no site is built.
 Chromium: ``$CHROMIUM`` if set, else ``chromium`` on the PATH, else /usr/bin/chromium.
+The site: ``$ATTNBOOK_SITE`` if set (a built site's html folder, e.g. one built with
+``jupyter-book build . --path-output DIR``: DIR/_build/html), else _build/html.
 """
 from __future__ import annotations
 
@@ -17,7 +19,7 @@ import threading
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SITE = ROOT / "_build" / "html"
+SITE = pathlib.Path(os.environ.get("ATTNBOOK_SITE") or ROOT / "_build" / "html").resolve()
 CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
                  "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
@@ -34,6 +36,8 @@ def pytest_collection_modifyitems(config, items) -> None:
 @pytest.fixture(scope="session")
 def site() -> pathlib.Path:
     if not (SITE / "index.html").exists():
+        if os.environ.get("ATTNBOOK_SITE"):
+            pytest.fail(f"ATTNBOOK_SITE={SITE} 里没有 index.html：它应指向一个已生成网站的 html 目录")
         pytest.skip("_build/html 尚未生成（先运行 make html 或 make html-noexec），跳过网站测试")
     return SITE
 

@@ -63,8 +63,8 @@ def test_figure_alt_and_slider_alt_are_chinese():
 
     matplotlib.use("Agg")
     import attnbook
-    from attnbook.plots import figure_alt, heatmap
-    from attnbook.sliders import key_frames
+    from attnbook.infra.plots import figure_alt, heatmap
+    from attnbook.infra.sliders import key_frames
 
     attnbook.setup()
     ax = heatmap([[1.0, 0.0], [0.5, 0.5]], row_labels="猫鱼", col_labels="猫鱼", title="注意力权重")

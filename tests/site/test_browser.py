@@ -1,6 +1,15 @@
 """The built site in headless Chromium with every off-site request blocked."""
 from __future__ import annotations
 
+import json
+import re
+import runpy
+import sys
+
+import pytest
+
+from conftest import ROOT  # tests/site/conftest.py
+
 
 def visit(page, server, rel):
     page.goto(f"{server}/{rel}", wait_until="load")
@@ -48,3 +57,84 @@ def test_slider_moves_on_cat_eats_fish(page, server):
     assert visible_frame(slider) != after
     img = slider.locator("img[data-frame]:visible")
     assert img.evaluate("i => i.naturalWidth") > 100  # the frame really decodes
+
+
+# -- deep dives (选读): one closed box each, that opens without scripts -------------------------------
+sys.path.insert(0, str(ROOT / "tools"))
+import book_text  # noqa: E402  (tools/book_text.py)
+
+
+def deep_dive_pages() -> dict[str, list]:
+    """Page of the site -> the deep dives of its notebook (tools/book_text.py)."""
+    pages = {}
+    for path in runpy.run_path(str(ROOT / "tools" / "book.py"))["NOTEBOOKS"]:
+        runs = [r for r in book_text.deep_dive_runs(book_text.read(path)["cells"]) if r.level]
+        if runs:
+            pages[path.relative_to(ROOT).with_suffix(".html").as_posix()] = runs
+    return pages
+
+
+CONTRAST = """box => {
+  const rgba = s => { const m = s.match(/[\\d.]+/g).map(Number); return [m[0], m[1], m[2], m.length > 3 ? m[3] : 1]; };
+  const lum = c => { const f = v => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; };
+                     return 0.2126 * f(c[0]) + 0.7152 * f(c[1]) + 0.0722 * f(c[2]); };
+  const over = (top, bottom) => top.slice(0, 3).map((v, i) => v * top[3] + bottom[i] * (1 - top[3]));
+  let bg = [255, 255, 255, 1];
+  for (const el of [document.documentElement, document.body, box]) {
+    const c = rgba(getComputedStyle(el).backgroundColor); if (c[3] > 0) bg = [...over(c, bg), 1];
+  }
+  const label = box.querySelector('.attnbook-deep-dive-label');
+  const labelBg = over(rgba(getComputedStyle(label).backgroundColor), bg);
+  const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+  const border = rgba(getComputedStyle(box).borderLeftColor);
+  return {label: ratio(rgba(getComputedStyle(label).color), labelBg),
+          title: ratio(rgba(getComputedStyle(box.querySelector('summary')).color), bg),
+          border: ratio(border, bg), borderWidth: parseFloat(getComputedStyle(box).borderLeftWidth)};
+}"""
+
+
+def test_deep_dives_are_closed_boxes_that_open_without_scripts(browser, server, site):
+    """Every deep dive of a page is one <details class="attnbook-deep-dive">, closed, its summary the
+    “选读” label, its title and the note; a click opens it with JavaScript off; label, title and the
+    box's border read in light and dark mode; the search index has its title."""
+    pages = deep_dive_pages()
+    if not pages:
+        pytest.skip("本书还没有选读（deep-dive 标签）")
+    index = (site / "searchindex.js").read_text(encoding="utf-8")
+    problems = []
+    for javascript in (False, True):
+        context = browser.new_context(viewport={"width": 1280, "height": 800}, java_script_enabled=javascript)
+        page = context.new_page()
+        page.route(re.compile("^(?!" + re.escape(server) + "/|data:)"), lambda r: r.abort())
+        for rel, runs in pages.items():
+            page.goto(f"{server}/{rel}", wait_until="load")
+            boxes = page.locator("details.attnbook-deep-dive")
+            if boxes.count() != len(runs):
+                problems.append(f"{rel}：{boxes.count()} 个选读框，笔记本里有 {len(runs)} 个选读")
+                continue
+            for n, run in enumerate(runs):
+                box = boxes.nth(n)
+                summary = box.locator(":scope > summary")
+                said = summary.inner_text()
+                title = book_text.title_text(run.title)
+                if box.evaluate("d => d.open") or title not in said or "第一次阅读可以跳过" not in said \
+                        or summary.locator(".attnbook-deep-dive-label").inner_text() != "选读":
+                    problems.append(f"{rel}：选读“{run.title}”没有关着，或标题不对：{said!r}")
+                body = box.locator(":scope > :not(summary)").first
+                if body.is_visible():
+                    problems.append(f"{rel}：选读“{run.title}”关着时内容可见")
+                if not javascript:
+                    summary.click()
+                    if not box.evaluate("d => d.open") or not body.is_visible():
+                        problems.append(f"{rel}：没有脚本时点不开选读“{run.title}”")
+                else:
+                    for mode in ("light", "dark"):
+                        page.evaluate(f"document.documentElement.dataset.theme = '{mode}'")
+                        seen = box.evaluate(CONTRAST)
+                        if min(seen["label"], seen["title"]) < 4.5 or seen["border"] < 1.5 \
+                                or seen["borderWidth"] < 3:
+                            problems.append(f"{rel}：选读“{run.title}”在{mode}模式下看不清：{seen}")
+                if json.dumps(f"选读：{title}")[1:-1] not in index and f"选读：{title}" not in index:
+                    problems.append(f"{rel}：搜索索引里没有选读“{run.title}”")
+        context.close()
+    assert not problems, "\n".join(problems)

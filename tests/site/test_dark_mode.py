@@ -1,7 +1,7 @@
 """Dark mode: a figure page rendered in each colour mode; the figure's background follows the page's.
 
 Figures and slider frames are PNGs with transparent backgrounds (attnbook.setup()'s rcParams,
-attnbook/sliders.py keeps the alpha); in dark mode _static/attnbook.css inverts their lightness and
+attnbook/infra/sliders.py keeps the alpha); in dark mode _static/attnbook.css inverts their lightness and
 turns the hues back, so dark ink becomes light and the page's own background shows through.
 """
 from __future__ import annotations

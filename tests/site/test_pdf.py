@@ -294,3 +294,39 @@ def test_solution_page_is_not_blank(pdf, text):
     assert len(pixels) == int(header.group(1)) * int(header.group(2))
     ink = sum(1 for value in pixels if value < 128) / len(pixels)
     assert ink > 0.01, f"第 {page} 页几乎是空白（墨迹 {ink:.2%}）"
+
+
+def _deep_dives() -> list[tuple[str, str]]:
+    """(title, a piece of its first paragraph) of every deep dive (选读) of the book's notebooks."""
+    import runpy
+    import sys
+
+    sys.path.insert(0, str(ROOT / "tools"))
+    import book_text  # noqa: PLC0415
+
+    found = []
+    for path in runpy.run_path(str(ROOT / "tools" / "book.py"))["NOTEBOOKS"]:
+        cells = book_text.read(path)["cells"]
+        for run in book_text.deep_dive_runs(cells):
+            if not run.level:
+                continue
+            prose = "\n".join(book_text.prose(book_text.text(cells[i])).text for i in run.cells
+                             if cells[i]["cell_type"] == "markdown")
+            # the first words after the heading, up to the first formula, code or line break
+            body = re.match(r"\s*([\u4e00-\u9fff，、“”]{6,16})", prose.split("\n", 1)[-1].lstrip())
+            found.append((book_text.title_text(run.title), body.group(1) if body else ""))
+    return found
+
+
+def test_deep_dives_print_open_in_a_labelled_box(text):
+    """A deep dive prints open (tools/make_pdf.py), in a box under its heading with the 选读 label and
+    the note that a first reading may skip it; its text is printed."""
+    dives = _deep_dives()
+    if not dives:
+        pytest.skip("本书还没有选读（deep-dive 标签）")
+    flat = _squash(text)
+    assert flat.count("第一次阅读可以跳过·约") >= len(dives), (flat.count("第一次阅读可以跳过·约"), len(dives))
+    missing = [title for title, _ in dives if _squash(f"选读{title}") not in flat]
+    assert not missing, f"PDF 里没有这些选读的标题（带“选读”标签）：{missing}"
+    unprinted = [(title, body) for title, body in dives if body and body not in flat]
+    assert not unprinted, f"这些选读的正文没有印出来：{unprinted[:5]}"

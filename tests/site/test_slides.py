@@ -195,3 +195,60 @@ def test_every_slide_fits_a_projector(browser, server, slides, size):
     context.close()
     assert total > 0
     assert not problems, f"{width}×{height}：\n" + "\n".join(problems)
+
+
+def _deep_dive_titles() -> dict[str, list[str]]:
+    """Chapter notebook stem -> the titles of its deep dives (选读)."""
+    sys.path.insert(0, str(ROOT / "tools"))
+    import book_text  # noqa: PLC0415
+
+    out = {}
+    for notebook in sorted((ROOT / "chapters").glob("[0-9][0-9]_*.ipynb")):
+        runs = [r for r in book_text.deep_dive_runs(book_text.read(notebook)["cells"]) if r.level]
+        if runs:
+            out[notebook.stem] = [book_text.title_text(r.title) for r in runs]
+    return out
+
+
+DEEP_DIVE_CELL = re.compile(r'class="[^"]*\bcelltag_deep-dive\b')  # a cell (not the template's CSS)
+LABELS_JS = r"""
+() => {
+  const out = {labelled: [], unlabelled: []};
+  for (const slide of document.querySelectorAll('.reveal .slides section:not(.stack)')) {
+    if (!slide.querySelector('.celltag_deep-dive')) continue;
+    const label = getComputedStyle(slide, '::after').content;
+    (label === '"选读"' ? out.labelled : out.unlabelled).push(slide.innerText.trim().slice(0, 40));
+  }
+  return out;
+}
+"""
+
+
+def test_deep_dives_are_labelled_in_chapter_decks_and_left_out_of_session_decks(browser, server, slides):
+    """Every slide of a chapter deck that shows a deep dive's cells carries the 选读 label; each deep
+    dive's heading is on such a slide. The 2 × 45 minute session decks hold no deep dive."""
+    titles = _deep_dive_titles()
+    if not titles:
+        pytest.skip("本书还没有选读（deep-dive 标签）")
+    context = browser.new_context(viewport={"width": 1280, "height": 720})
+    page = context.new_page()
+    problems = []
+    for stem, names in titles.items():
+        deck = slides / f"{stem}.slides.html"
+        if not DEEP_DIVE_CELL.search(deck.read_text(encoding="utf-8")):
+            problems.append(f"{deck.name}：没有选读的单元")
+            continue
+        page.goto(f"{server}/slides/{deck.name}", wait_until="load")
+        page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=15_000)
+        seen = page.evaluate(LABELS_JS)
+        if seen["unlabelled"]:
+            problems.append(f"{deck.name}：选读的幻灯片没有“选读”标签：{seen['unlabelled'][:3]}")
+        shown = "\n".join(seen["labelled"])
+        problems += [f"{deck.name}：选读“{t}”的标题不在带标签的幻灯片上" for t in names if t[:10] not in shown]
+    context.close()
+    every = [t for names in titles.values() for t in names]
+    for name in SESSIONS:
+        html = (slides / f"{name}.slides.html").read_text(encoding="utf-8")
+        if DEEP_DIVE_CELL.search(html) or [t for t in every if f"选读：{t}" in html]:
+            problems.append(f"{name}.slides.html：课时幻灯片里有选读")
+    assert not problems, "\n".join(problems)

@@ -64,8 +64,8 @@ def test_heatmap_error_names_sizes():
         attnbook.heatmap(np.eye(3), row_labels=["猫", "吃"])
 
 
-# -- the shared validators (attnbook/_errors.py), used by every helper module --------------------
-from attnbook._errors import check_bool, check_choice, check_finite, check_int, check_positive  # noqa: E402
+# -- the shared validators (attnbook/infra/errors.py), used by every helper module ---------------
+from attnbook.infra.errors import check_bool, check_choice, check_finite, check_int, check_positive  # noqa: E402
 
 
 @pytest.mark.parametrize("call, arg, expected", [

@@ -60,6 +60,7 @@ CASES: dict[str, Kind] = {
     "09-1": NUMBER, "09-2": NUMBER,
     "09-3": FUNCTION, "09-4": FUNCTION, "09-5": FUNCTION, "09-6": FUNCTION, "09-7": FUNCTION,
     "10-1": NUMBER, "10-2": NUMBER, "10-3": NUMBER,
+    "11-1": NUMBER, "11-2": NUMBER, "11-3": NUMBER,
     "12-1": NUMBER, "12-2": CHOICE, "12-3": NUMBER,
     "13-1": NUMBER, "13-2": NUMBER, "13-3": NUMBER,
     "14-1": NUMBER, "14-2": NUMBER, "14-3": NUMBER,
@@ -69,7 +70,7 @@ CASES: dict[str, Kind] = {
 
 #: The exercises whose answer is a count, an index or a shape (whole numbers only).
 INTEGERS = {"01-1", "01-2", "03-1", "03-2", "03-3", "07-1", "07-2", "08-1", "08-2", "08-3", "08-4", "09-1", "09-2",
-            "13-1", "13-2", "13-3", "14-3", "15-1", "15-3"}
+            "11-1", "11-2", "11-3", "13-1", "13-2", "13-3", "14-3", "15-1", "15-3"}
 
 
 def keys(kind: Kind) -> list[str]:

@@ -172,7 +172,7 @@ def test_targeted_hints_the_student_asked_for(capsys):
     column = torch.softmax(d["Q"] @ d["K"].T / math.sqrt(2), dim=-1)[:, 1]
     assert "那一列" in _said(capsys, "04-1", column)[1]
     assert "W_O" in _said(capsys, "07-1", 3 * (512 * 64 + 64) + 64 * 512 + 512)[1]
-    assert "头 1 的第 0 行" in _said(capsys, "08-3", [12, 13, 14, 15])[1]
+    assert "头 2 的第 1 行" in _said(capsys, "08-3", [12, 13, 14, 15])[1]
     out = _said(capsys, "07-2", [[3, 7, 12], [3, 7, 7, 7]])[1]
     assert "长短不一" in out and "收到的是 list" not in out
     assert "5 本书的权重" in _said(capsys, "02-3", [0.2] * 5)[1]
@@ -281,3 +281,71 @@ def test_the_checker_leaves_the_readers_random_state_alone():
         attnbook.check(key, None, quiet=True)
     attnbook.check("09-7", lambda Q, K, V, lengths: zoo.fix_sdpa(Q, K, V, lengths) + 0 * torch.rand(1), quiet=True)
     assert torch.equal(torch.rand(3), expected)
+
+
+def offset_from_longest(Q, K, V, lengths):
+    """part3 review W1: left padding measured from the longest sentence, not from seq_len (wrong
+    whenever max(lengths) < seq_len, e.g. fixed-length buckets)."""
+    seq_len = Q.size(-2)
+    start = lengths.max() - lengths
+    real = torch.arange(seq_len)[None, :] >= start[:, None]
+    keep = real[:, None, None, :] & attnbook.causal_mask(seq_len)
+    return torch.nn.functional.scaled_dot_product_attention(Q, K, V, attn_mask=keep)
+
+
+def test_a_probe_pads_every_sentence(capsys):
+    """part3 review W1: every probe had max(lengths) == seq_len, so offset_from_longest passed 09-3, 09-4, 09-7."""
+    from attnbook.exercises.bugs import PROBES
+
+    assert any(max(p.lengths) < p.seq_len and p.d_k >= p.seq_len for p in PROBES)
+    for key in ("09-3", "09-4", "09-7"):
+        ok, out = _said(capsys, key, offset_from_longest)
+        assert not ok and "填充位（键）分到了权重" in out, (key, out)
+    for fix in zoo.RIGHT:  # the right fixes still pass with the new probe
+        assert _said(capsys, "09-4", fix)[0], fix.__name__
+
+
+def test_a_stale_where_condition_is_pointed_at(capsys):
+    """part3 review C1: ② fixed in masked_fill, but torch.where still tests the causal mask alone."""
+    def stale_where(Q, K, V, lengths):
+        keep = attnbook.causal_mask(Q.size(-2))
+        both = keep & zoo.real_tokens(lengths, Q.size(-2))[:, None, None, :]
+        weights = zoo.softmax_rows(Q, K, both)
+        return torch.where(keep.any(-1, keepdim=True), weights, 0.0) @ V
+
+    ok, out = _said(capsys, "09-4", stale_where)
+    assert not ok and "检查它的条件" in out and "any(-1)" in out, out
+
+
+def test_a_finite_fill_value_is_named_not_called_a_leak(capsys):
+    """part3 review m2: −12 instead of −inf leaks ~1e-6 weight; the feedback names the fill value, and
+    the share is not printed as 0%."""
+    def fill_minus_12(Q, K, V, lengths):
+        keep = zoo.keep_of(Q, lengths)
+        return torch.where(keep.any(-1, keepdim=True), zoo.softmax_rows(Q, K, keep, fill=-12.0), 0.0) @ V
+
+    ok, out = _said(capsys, "09-7", fill_minus_12)
+    assert not ok and "分数不够小" in out and "最多 0%" not in out and "极性反了" not in out, out
+
+
+def test_sdpa_users_are_not_told_to_edit_a_softmax_they_do_not_have(capsys):
+    """part3 review m3: SDPA with a −1e9 additive mask gives uniform dead rows."""
+    def sdpa_minus_1e9(Q, K, V, lengths):
+        keep = zoo.keep_of(Q, lengths)
+        return torch.nn.functional.scaled_dot_product_attention(
+            Q, K, V, attn_mask=torch.zeros(keep.shape).masked_fill(~keep, -1e9))
+
+    ok, out = _said(capsys, "09-3", sdpa_minus_1e9)
+    assert not ok and "用 SDPA 时" in out and "布尔掩码" in out, out
+
+
+@pytest.mark.parametrize("answer", ["98,496", "98，496", " 98,496。"])
+def test_thousands_separators_are_read(capsys, answer):
+    """part3 review m4: the book prints counts as "787,968"; "98,496" was rejected as text."""
+    assert _said(capsys, "07-1", answer)[0]
+
+
+def test_07_2_swapped_shapes_are_recognised(capsys):
+    """part3 review m6."""
+    ok, out = _said(capsys, "07-2", [[3, 7, 7], [3, 7, 12]])
+    assert not ok and "顺序反了" in out

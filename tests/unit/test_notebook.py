@@ -1,11 +1,11 @@
-"""attnbook._notebook: the provenance line and the short tracebacks that setup() installs in a kernel."""
+"""attnbook.infra.notebook: the provenance line and the short tracebacks that setup() installs in a kernel."""
 from __future__ import annotations
 
 import datetime
 import re
 import sys
 
-from attnbook import _notebook
+from attnbook.infra import notebook as _notebook
 
 
 def test_provenance_names_date_versions_and_cpu():

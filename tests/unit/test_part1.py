@@ -1,4 +1,4 @@
-"""Unit tests for Part I helpers: attnbook.intuition, attnbook.rnn and exercises 01–03."""
+"""Unit tests for Part I helpers: attnbook.pages.ch01–ch04 and exercises 01–03."""
 from __future__ import annotations
 
 import math
@@ -11,10 +11,12 @@ import torch
 import attnbook
 from attnbook.book import (factor_per_step, gradient_norms, init_rnn, log10_mean, measure_gradient_decay,
                            ngram_window, path_lengths, random_scores, self_match_rate, soft_lookup, tanh_rnn)
-from attnbook.intuition import (D_MODELS, SEGMENTED, SENTENCE, TEMPERATURES, bottleneck_figure, cat_fish_figure,
-                                learned_lookup_figure, library, ngram_window_figure, path_length_figure,
-                                self_match_rates, temperature_figure, tokenize, xx_vs_qk_figure)
-from attnbook.rnn import WEIGHT_SCALES, gradient_decay_figure
+from attnbook.pages.ch01 import (SEGMENTED, SENTENCE, WEIGHT_SCALES, gradient_decay_figure, ngram_window_figure,
+                                 path_length_figure, tokenize)
+from attnbook.pages.ch02 import (TEMPERATURES, bottleneck_figure, learned_lookup_figure, library,
+                                 temperature_figure)
+from attnbook.pages.ch03 import D_MODELS, self_match_rates, xx_vs_qk_figure
+from attnbook.pages.ch04 import cat_fish_figure
 
 
 @pytest.fixture(autouse=True)

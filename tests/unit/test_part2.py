@@ -1,4 +1,4 @@
-"""attnbook.scaling: the measurements and figures of chapters 05 (√d_k) and 06 (convex combinations)."""
+"""attnbook.pages.ch05 and ch06: the measurements and figures of chapters 05 (√d_k) and 06 (convex combinations)."""
 from __future__ import annotations
 
 import math
@@ -11,7 +11,8 @@ import torch
 
 import attnbook
 from attnbook import book as B
-from attnbook import scaling as S
+from attnbook.pages import ch05 as S
+from attnbook.pages import ch06 as H
 
 
 @pytest.fixture(autouse=True)
@@ -157,7 +158,7 @@ def test_barycentric_basics():
 @pytest.mark.parametrize("tau", [1e-3, 0.02, 0.3, 1.0, 7.0, 1e3])
 def test_hull_outputs_stay_inside_for_any_temperature(tau):
     d = attnbook.cat_eats_fish()
-    attn_weights, out = S.hull_outputs(tau)
+    attn_weights, out = H.hull_outputs(tau)
     assert (attn_weights >= 0).all()
     torch.testing.assert_close(attn_weights.sum(dim=-1), torch.ones(3, dtype=torch.float64))
     lam = B.barycentric(out, d["V"])
@@ -167,7 +168,7 @@ def test_hull_outputs_stay_inside_for_any_temperature(tau):
 def test_hull_outputs_at_one_is_ordinary_attention():
     d = attnbook.cat_eats_fish()
     ref_out, ref_w = attnbook.scaled_dot_product_attention(d["Q"], d["K"], d["V"])
-    w, out = S.hull_outputs(1.0)
+    w, out = H.hull_outputs(1.0)
     torch.testing.assert_close(w, ref_w)
     torch.testing.assert_close(out, ref_out)
 
@@ -195,9 +196,9 @@ def test_concatenated_heads_stay_in_the_box_and_w_o_leaves_it():
 
 def test_hull_figures():
     d = attnbook.cat_eats_fish()
-    ax = S.plot_hull(d["V"], d["V"].mean(dim=0, keepdim=True).expand(3, 2), labels="猫吃鱼", title="t")
+    ax = H.plot_hull(d["V"], d["V"].mean(dim=0, keepdim=True).expand(3, 2), labels="猫吃鱼", title="t")
     assert ax.get_aspect() == 1.0
-    fig = S.hull_figure(0.5)
+    fig = H.hull_figure(0.5)
     assert len(fig.axes) == 2 and fig.axes[0].get_title() == "温度 τ = 0.5"
 
 
@@ -211,7 +212,7 @@ BAD = [
     ("d_k bool", lambda: S.row_stats(True, scaled=True), "d_k"),
     ("d_k string", lambda: S.random_qk("64"), "d_k"),
     ("d_k huge", lambda: S.random_qk(10 ** 6), "d_k"),
-    ("hull triangle degenerate", lambda: S.plot_hull([[0, 0], [1, 1], [2, 2]]), "triangle"),
+    ("hull triangle degenerate", lambda: H.plot_hull([[0, 0], [1, 1], [2, 2]]), "triangle"),
     ("too many numbers", lambda: S.random_qk(1024, n_rows=5000, seq_len=10), "n_rows"),
     ("seq_len zero", lambda: S.random_qk(4, seq_len=0), "seq_len"),
     ("seed negative", lambda: S.random_qk(4, seed=-1), "seed"),
@@ -226,14 +227,14 @@ BAD = [
     ("highlight not in table", lambda: S.plot_gradients(S.saturation_table([1, 2], n_rows=10, seq_len=3),
                                                         highlight=(64, True)), "highlight"),
     ("slider d_k off the grid", lambda: S.scaling_figure(3, True), "d_k"),
-    ("temperature zero", lambda: S.hull_outputs(0.0), "temperature"),
-    ("temperature negative", lambda: S.hull_outputs(-1.0), "temperature"),
-    ("temperature nan", lambda: S.hull_outputs(float("nan")), "temperature"),
-    ("temperature infinite", lambda: S.hull_outputs(math.inf), "temperature"),
-    ("temperature bool", lambda: S.hull_outputs(True), "temperature"),
-    ("hull labels wrong count", lambda: S.plot_hull(TRIANGLE, labels="猫吃"), "labels"),
-    ("hull outputs wrong shape", lambda: S.plot_hull(TRIANGLE, np.zeros((2, 2))), "outputs"),
-    ("hull trails wrong shape", lambda: S.plot_hull(TRIANGLE, trails=np.zeros((5, 2))), "trails"),
+    ("temperature zero", lambda: H.hull_outputs(0.0), "temperature"),
+    ("temperature negative", lambda: H.hull_outputs(-1.0), "temperature"),
+    ("temperature nan", lambda: H.hull_outputs(float("nan")), "temperature"),
+    ("temperature infinite", lambda: H.hull_outputs(math.inf), "temperature"),
+    ("temperature bool", lambda: H.hull_outputs(True), "temperature"),
+    ("hull labels wrong count", lambda: H.plot_hull(TRIANGLE, labels="猫吃"), "labels"),
+    ("hull outputs wrong shape", lambda: H.plot_hull(TRIANGLE, np.zeros((2, 2))), "outputs"),
+    ("hull trails wrong shape", lambda: H.plot_hull(TRIANGLE, trails=np.zeros((5, 2))), "trails"),
 ]
 
 
@@ -252,8 +253,8 @@ def test_exercise_mistakes_are_recognised(capsys):
     assert "方差" in capsys.readouterr().out
     assert attnbook.check("06-1", [1, 1, 1, 1]) is False
     assert "三角形" in capsys.readouterr().out
-    assert attnbook.check("06-2", attnbook.cat_eats_fish()["V"].sum(dim=0)) is False
-    assert "除以 3" in capsys.readouterr().out
+    assert attnbook.check("06-2", attnbook.cat_eats_fish()["V"].mean(dim=0)) is False
+    assert "τ → ∞" in capsys.readouterr().out
     assert attnbook.check("05-4", "A") is False
     assert "两个键势均力敌" in capsys.readouterr().out
     assert attnbook.check("04-3", float(torch.softmax(attnbook.cat_eats_fish()["Q"][0] @ attnbook.cat_eats_fish()["K"].T
@@ -266,5 +267,5 @@ def test_exercise_answers(capsys):
     scores = torch.tensor([4.0, 0.0, 0.0, 0.0])
     assert attnbook.check("05-3", [torch.softmax(scores / 4, dim=-1)[0], torch.softmax(scores, dim=-1)[0]])
     assert attnbook.check("06-1", [1, 0, 0, 1])
-    assert attnbook.check("06-3", V[:, 0].max())
+    assert attnbook.check("06-3", V.sum(dim=-1).max())
     assert capsys.readouterr().out.count("✓") == 3

@@ -1,5 +1,5 @@
 """Chapters 09 (masks) and 10 (positional encoding): the #@save code in attnbook.book, the plumbing in
-attnbook.positions_exp, and the chapters' exercises (including the 找 bug set of chapter 09)."""
+attnbook.pages.ch10, and the chapters' exercises (including the 找 bug set of chapter 09)."""
 from __future__ import annotations
 
 import math
@@ -20,7 +20,7 @@ from attnbook.book import (
     previous_token_loss,
     train_model,
 )
-from attnbook.positions_exp import pe_heatmap, pe_wave_figure, plot_extrapolation, random_tokens
+from attnbook.pages.ch10 import pe_heatmap, pe_wave_figure, plot_extrapolation, random_tokens
 
 matplotlib.use("Agg")
 

@@ -1,4 +1,5 @@
-"""attnbook.charlm: the Tang-poem corpus, the masks, the tiny model and the leak diagnostic (chapter 13)."""
+"""Chapter 13: the Tang-poem corpus (attnbook.toy), the masks, the tiny model and the leak diagnostic
+(attnbook.book), the figures (attnbook.pages.ch13)."""
 from __future__ import annotations
 
 import collections
@@ -11,25 +12,46 @@ import torch.nn as nn
 from fontTools.ttLib import TTFont
 
 import attnbook
-from attnbook import charlm
-from attnbook._errors import AttnBookError
+from attnbook.book import (
+    CharLMRun,
+    CharTransformer,
+    future_influence,
+    generate,
+    leaks_future,
+    make_mask,
+    per_position_loss,
+    prefix_only_loss,
+    repeat_rate,
+    teacher_forced_loss,
+    train_charlm,
+)
+from attnbook.infra.errors import AttnBookError
+from attnbook.pages.ch13 import attention_figure, plot_influence, plot_loss_curves
+from attnbook.toy import (
+    POEM_SEPARATOR,
+    CharVocab,
+    corpus_text,
+    eval_windows,
+    load_tang_poems,
+    random_windows,
+)
 
 
 # ---------------------------------------------------------------------------------------------
 # corpus
 # ---------------------------------------------------------------------------------------------
 def test_corpus_is_shipped_and_large_enough():
-    poems = charlm.load_tang_poems()
-    text = charlm.corpus_text(poems)
+    poems = load_tang_poems()
+    text = corpus_text(poems)
     assert len(poems) >= 150
     assert sum(len(p.text) for p in poems) >= 8000
-    assert text.count(charlm.POEM_SEPARATOR) == len(poems)
+    assert text.count(POEM_SEPARATOR) == len(poems)
     readme = importlib.resources.files("attnbook.data").joinpath("README.md").read_text(encoding="utf-8")
     assert "tang_poems.txt" in readme and "public domain" in readme and "唐诗三百首" in readme
 
 
 def test_every_poem_has_a_regular_form_and_no_duplicates():
-    poems = charlm.load_tang_poems()
+    poems = load_tang_poems()
     for p in poems:
         assert p.author and p.title, p
         assert re.fullmatch(r"[\u4e00-\u9fff，。？！]+", p.text), p
@@ -45,12 +67,12 @@ def test_every_poem_has_a_regular_form_and_no_duplicates():
 
 def test_font_covers_every_character_of_the_corpus():
     cmap = TTFont(attnbook.font_path()).getBestCmap()
-    missing = sorted({ch for ch in charlm.corpus_text() if ch != "\n" and ord(ch) not in cmap})
+    missing = sorted({ch for ch in corpus_text() if ch != "\n" and ord(ch) not in cmap})
     assert not missing, f"字体子集缺少：{''.join(missing)}（运行 tools/make_font_subset.py）"
 
 
 def test_vocab_round_trip_and_chinese_error():
-    vocab = charlm.CharVocab("床前明月光，\n")
+    vocab = CharVocab("床前明月光，\n")
     ids = vocab.encode("明月光")
     assert ids.dtype == torch.long and ids.shape == (3,)
     assert vocab.decode(ids) == "明月光"
@@ -58,7 +80,7 @@ def test_vocab_round_trip_and_chinese_error():
     with pytest.raises(AttnBookError, match="text.*不在语料中：猫"):
         vocab.encode("猫")
     with pytest.raises(AttnBookError, match="text"):
-        charlm.CharVocab("")
+        CharVocab("")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -66,32 +88,32 @@ def test_vocab_round_trip_and_chinese_error():
 # ---------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("seq_len", [1, 2, 5, 8])
 def test_masks(seq_len):
-    right = charlm.make_mask(seq_len, "correct")
+    right = make_mask(seq_len, "correct")
     assert torch.equal(right, attnbook.causal_mask(seq_len))
-    offset = charlm.make_mask(seq_len, "offset")
-    transposed = charlm.make_mask(seq_len, "transposed")
-    flipped = charlm.make_mask(seq_len, "flipped")
+    offset = make_mask(seq_len, "offset")
+    transposed = make_mask(seq_len, "transposed")
+    flipped = make_mask(seq_len, "flipped")
     for m in (offset, transposed, flipped):
         assert m.shape == (1, 1, seq_len, seq_len) and m.dtype == torch.bool
     assert int((offset & ~right).sum()) == seq_len - 1  # one extra diagonal
     assert int(transposed.sum()) == int(right.sum())  # same count, wrong direction
     assert not flipped[0, 0, -1].any()  # last row: nothing to attend to
-    assert charlm.make_mask(seq_len, "none") is None
+    assert make_mask(seq_len, "none") is None
 
 
 def test_mask_bad_arguments():
     with pytest.raises(AttnBookError, match="kind"):
-        charlm.make_mask(4, "upper")
+        make_mask(4, "upper")
     with pytest.raises(AttnBookError, match="seq_len"):
-        charlm.make_mask(0)
+        make_mask(0)
 
 
 # ---------------------------------------------------------------------------------------------
 # model
 # ---------------------------------------------------------------------------------------------
-def tiny(kind: str, num_layers: int = 2, seed: int = 0) -> charlm.CharTransformer:
+def tiny(kind: str, num_layers: int = 2, seed: int = 0) -> CharTransformer:
     torch.manual_seed(seed)
-    return charlm.CharTransformer(vocab_size=13, d_model=16, num_heads=2, num_layers=num_layers, max_len=12,
+    return CharTransformer(vocab_size=13, d_model=16, num_heads=2, num_layers=num_layers, max_len=12,
                                   mask_kind=kind).eval()
 
 
@@ -108,9 +130,9 @@ def test_model_shapes_and_errors():
     with pytest.raises(AttnBookError, match="idx"):
         model(torch.zeros(3, 5))  # float ids
     with pytest.raises(AttnBookError, match="mask_kind"):
-        charlm.CharTransformer(13, mask_kind="triu")
+        CharTransformer(13, mask_kind="triu")
     with pytest.raises(AttnBookError, match="num_heads"):
-        charlm.CharTransformer(13, num_heads=0)
+        CharTransformer(13, num_heads=0)
 
 
 def test_flipped_mask_gives_nan_that_spreads():
@@ -126,17 +148,17 @@ def test_flipped_mask_gives_nan_that_spreads():
 @pytest.mark.parametrize("kind, leaks", [("correct", False), ("offset", True), ("transposed", True),
                                          ("flipped", True), ("none", True)])
 def test_leaks_future_on_untrained_models(kind, leaks):
-    assert charlm.leaks_future(tiny(kind), seq_len=8) is leaks
+    assert leaks_future(tiny(kind), seq_len=8) is leaks
 
 
 def test_future_influence_structure():
     seq_len = 8
-    right = charlm.future_influence(tiny("correct"), seq_len)
+    right = future_influence(tiny("correct"), seq_len)
     assert right.shape == (seq_len, seq_len)
     assert (right.triu(diagonal=1) == 0).all()  # exactly zero, not just small
     assert (right.diagonal() > 0).all()  # a token does change its own position's output
     for layers in (1, 2, 3):
-        influence = charlm.future_influence(tiny("offset", num_layers=layers), seq_len)
+        influence = future_influence(tiny("offset", num_layers=layers), seq_len)
         i, j = torch.nonzero(influence > 1e-6, as_tuple=True)
         assert int((j - i).max()) == layers  # the leak grows by one position per layer
 
@@ -144,12 +166,12 @@ def test_future_influence_structure():
 def test_future_influence_with_given_tokens_and_errors():
     model = tiny("offset")
     tokens = torch.tensor([1, 2, 3, 4, 5])
-    influence = charlm.future_influence(model, 5, tokens=tokens)
+    influence = future_influence(model, 5, tokens=tokens)
     assert influence.shape == (5, 5) and influence[0, 1] > 0
     with pytest.raises(AttnBookError, match="tokens"):
-        charlm.future_influence(model, 5, tokens=torch.tensor([1, 2, 3]))
+        future_influence(model, 5, tokens=torch.tensor([1, 2, 3]))
     with pytest.raises(AttnBookError, match="seq_len"):
-        charlm.future_influence(model, 1)
+        future_influence(model, 1)
 
 
 class _PositionWise(nn.Module):
@@ -192,32 +214,32 @@ class _TorchEncoder(nn.Module):
 
 
 def test_leaks_future_works_on_any_model():
-    assert charlm.leaks_future(_PositionWise(), 6, vocab_size=9) is False
-    assert charlm.leaks_future(_ReverseCumsum(), 6, vocab_size=9) is True
-    assert charlm.leaks_future(_TorchEncoder(mask_from_attnbook=False), 6, vocab_size=9) is False
+    assert leaks_future(_PositionWise(), 6, vocab_size=9) is False
+    assert leaks_future(_ReverseCumsum(), 6, vocab_size=9) is True
+    assert leaks_future(_TorchEncoder(mask_from_attnbook=False), 6, vocab_size=9) is False
     # the polarity mix-up of 勘误 4: attnbook's keep-mask handed to PyTorch, which reads True as "block"
-    assert charlm.leaks_future(_TorchEncoder(mask_from_attnbook=True), 6, vocab_size=9) is True
+    assert leaks_future(_TorchEncoder(mask_from_attnbook=True), 6, vocab_size=9) is True
     with pytest.raises(AttnBookError, match="vocab_size"):
-        charlm.leaks_future(_PositionWise(), 6)  # no vocab_size attribute: it must be passed
+        leaks_future(_PositionWise(), 6)  # no vocab_size attribute: it must be passed
 
 
 def test_future_influence_switches_dropout_off_and_restores_the_mode():
     per_position = nn.Sequential(nn.Embedding(9, 8), nn.Dropout(0.5), nn.Linear(8, 9)).train()
-    assert charlm.leaks_future(per_position, 6, vocab_size=9) is False  # no false alarm from dropout
+    assert leaks_future(per_position, 6, vocab_size=9) is False  # no false alarm from dropout
     assert per_position.training  # back in training mode
-    leaky = charlm.CharTransformer(9, d_model=16, num_heads=2, max_len=8, mask_kind="offset").eval()
-    assert charlm.leaks_future(leaky, 8) is True and not leaky.training
+    leaky = CharTransformer(9, d_model=16, num_heads=2, max_len=8, mask_kind="offset").eval()
+    assert leaks_future(leaky, 8) is True and not leaky.training
     with torch.no_grad():  # a degenerate model (constant logits) hides the leak: the documented limit
         leaky.head.weight.zero_()
         leaky.head.bias.zero_()
-    assert charlm.leaks_future(leaky, 8) is False
+    assert leaks_future(leaky, 8) is False
 
 
 def test_leaks_future_rejects_a_non_model():
     with pytest.raises(AttnBookError, match="model"):
-        charlm.leaks_future(lambda idx: idx.float(), 4, vocab_size=5)
+        leaks_future(lambda idx: idx.float(), 4, vocab_size=5)
     with pytest.raises(AttnBookError, match="model"):
-        charlm.leaks_future(nn.Identity(), 4, vocab_size=5)
+        leaks_future(nn.Identity(), 4, vocab_size=5)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -225,17 +247,17 @@ def test_leaks_future_rejects_a_non_model():
 # ---------------------------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def corpus():
-    text = charlm.corpus_text(charlm.load_tang_poems()[:20])
-    vocab = charlm.CharVocab(text)
+    text = corpus_text(load_tang_poems()[:20])
+    vocab = CharVocab(text)
     return vocab, vocab.encode(text)
 
 
 def test_training_is_deterministic_and_learns(corpus):
     vocab, data = corpus
     kwargs = dict(steps=12, seq_len=16, batch=4, d_model=16, num_heads=2, num_layers=1)
-    a = charlm.train_charlm(data, len(vocab), seed=3, **kwargs)
-    b = charlm.train_charlm(data, len(vocab), seed=3, **kwargs)
-    c = charlm.train_charlm(data, len(vocab), seed=4, **kwargs)
+    a = train_charlm(data, len(vocab), seed=3, **kwargs)
+    b = train_charlm(data, len(vocab), seed=3, **kwargs)
+    c = train_charlm(data, len(vocab), seed=4, **kwargs)
     assert a.losses == b.losses  # same machine, same seed: the same run
     assert a.losses != c.losses
     assert a.losses[-1] < a.losses[0]
@@ -245,70 +267,70 @@ def test_training_is_deterministic_and_learns(corpus):
 
 def test_teacher_forced_equals_prefix_only_exactly_when_the_mask_is_right(corpus):
     vocab, data = corpus
-    x, y = charlm.eval_windows(data, 10, 3)
-    right = charlm.CharTransformer(len(vocab), d_model=16, num_heads=2, max_len=10).eval()
-    assert charlm.teacher_forced_loss(right, x, y) == pytest.approx(charlm.prefix_only_loss(right, x, y), abs=1e-5)
+    x, y = eval_windows(data, 10, 3)
+    right = CharTransformer(len(vocab), d_model=16, num_heads=2, max_len=10).eval()
+    assert teacher_forced_loss(right, x, y) == pytest.approx(prefix_only_loss(right, x, y), abs=1e-5)
     torch.manual_seed(0)
-    leaky = charlm.CharTransformer(len(vocab), d_model=16, num_heads=2, max_len=10, mask_kind="offset").eval()
-    assert abs(charlm.teacher_forced_loss(leaky, x, y) - charlm.prefix_only_loss(leaky, x, y)) > 1e-4
-    per_pos = charlm.per_position_loss(right, x, y)
+    leaky = CharTransformer(len(vocab), d_model=16, num_heads=2, max_len=10, mask_kind="offset").eval()
+    assert abs(teacher_forced_loss(leaky, x, y) - prefix_only_loss(leaky, x, y)) > 1e-4
+    per_pos = per_position_loss(right, x, y)
     assert per_pos.shape == (10,)
-    assert per_pos.mean().item() == pytest.approx(charlm.teacher_forced_loss(right, x, y), abs=1e-5)
+    assert per_pos.mean().item() == pytest.approx(teacher_forced_loss(right, x, y), abs=1e-5)
 
 
 def test_generate(corpus):
     vocab, _ = corpus
     torch.manual_seed(0)
-    model = charlm.CharTransformer(len(vocab), d_model=16, num_heads=2, max_len=8).eval()
-    out = charlm.generate(model, vocab, "床前明月光，", 20, stop_at_separator=False)
+    model = CharTransformer(len(vocab), d_model=16, num_heads=2, max_len=8).eval()
+    out = generate(model, vocab, "床前明月光，", 20, stop_at_separator=False)
     assert isinstance(out, str) and len(out) == 20  # longer than max_len: the context window slides
     # never more context than max_len (the training window): a model that rejects longer input still works
-    assert len(charlm.generate(model, vocab, "床前明月光，" * 2, 3, stop_at_separator=False)) == 3
-    assert out == charlm.generate(model, vocab, "床前明月光，", 20, stop_at_separator=False)
-    sampled = charlm.generate(model, vocab, "床前", 10, temperature=1.0, seed=1, stop_at_separator=False)
-    assert sampled == charlm.generate(model, vocab, "床前", 10, temperature=1.0, seed=1, stop_at_separator=False)
+    assert len(generate(model, vocab, "床前明月光，" * 2, 3, stop_at_separator=False)) == 3
+    assert out == generate(model, vocab, "床前明月光，", 20, stop_at_separator=False)
+    sampled = generate(model, vocab, "床前", 10, temperature=1.0, seed=1, stop_at_separator=False)
+    assert sampled == generate(model, vocab, "床前", 10, temperature=1.0, seed=1, stop_at_separator=False)
     # avoid: those characters are never written (chapter 13 never writes its placeholder □)
     banned = out[0] + sampled[0]
     for temperature in (0.0, 1.0):
-        assert not set(banned) & set(charlm.generate(model, vocab, "床前", 20, temperature=temperature, seed=1,
+        assert not set(banned) & set(generate(model, vocab, "床前", 20, temperature=temperature, seed=1,
                                                      stop_at_separator=False, avoid=banned))
     with pytest.raises(AttnBookError, match="prompt"):
-        charlm.generate(model, vocab, "", 5)
+        generate(model, vocab, "", 5)
     with pytest.raises(AttnBookError, match="text"):
-        charlm.generate(model, vocab, "猫", 5)
+        generate(model, vocab, "猫", 5)
 
 
 def test_repeat_rate():
-    assert charlm.repeat_rate("") == 0.0
-    assert charlm.repeat_rate("山山山") == 1.0
-    assert charlm.repeat_rate("萋萋满别情") == 0.25
+    assert repeat_rate("") == 0.0
+    assert repeat_rate("山山山") == 1.0
+    assert repeat_rate("萋萋满别情") == 0.25
 
 
 def test_windows_and_errors():
     data = torch.arange(50)
-    x, y = charlm.random_windows(data, 8, 4, torch.Generator().manual_seed(0))
+    x, y = random_windows(data, 8, 4, torch.Generator().manual_seed(0))
     assert x.shape == y.shape == (4, 8)
     assert torch.equal(y, x + 1)
     with pytest.raises(AttnBookError, match="data"):
-        charlm.random_windows(torch.arange(5), 8, 2, torch.Generator())
+        random_windows(torch.arange(5), 8, 2, torch.Generator())
     with pytest.raises(AttnBookError, match="steps"):
-        charlm.train_charlm(data, 50, steps=0)
+        train_charlm(data, 50, steps=0)
 
 
 def test_figures_are_pure():
     import matplotlib.pyplot as plt
 
     attnbook.setup()
-    vocab = charlm.CharVocab("床前明月光，疑是地上霜。\n")
-    model = charlm.CharTransformer(len(vocab), d_model=16, num_heads=2, max_len=12).eval()
-    fig = charlm.attention_figure(model, vocab, "床前明月光，", layer=1, title="t")
+    vocab = CharVocab("床前明月光，疑是地上霜。\n")
+    model = CharTransformer(len(vocab), d_model=16, num_heads=2, max_len=12).eval()
+    fig = attention_figure(model, vocab, "床前明月光，", layer=1, title="t")
     assert len(fig.axes) == 2
     plt.close(fig)
     with pytest.raises(AttnBookError, match="layer"):
-        charlm.attention_figure(model, vocab, "床前", layer=2)
-    ax = charlm.plot_influence(charlm.future_influence(model, 6), labels="床前明月光，", title="t")
+        attention_figure(model, vocab, "床前", layer=2)
+    ax = plot_influence(future_influence(model, 6), labels="床前明月光，", title="t")
     plt.close(ax.figure)
-    result = charlm.CharLMRun(model=model, losses=[3.0, 2.0, 1.0] * 10, mask_kind="offset")
-    ax = charlm.plot_loss_curves([result])
+    result = CharLMRun(model=model, losses=[3.0, 2.0, 1.0] * 10, mask_kind="offset")
+    ax = plot_loss_curves([result])
     assert ax.get_legend() is not None
     plt.close(ax.figure)

@@ -1,4 +1,4 @@
-"""attnbook.transformer (TinyTransformer) and attnbook.train_exp (chapter 12's experiments)."""
+"""Chapter 12: the taught TinyTransformer (attnbook.book) and the batched runs and figures (attnbook.pages.ch12)."""
 from __future__ import annotations
 
 import math
@@ -9,9 +9,9 @@ import pytest
 import torch
 
 import attnbook
-from attnbook.book import train_one
-from attnbook.train_exp import CopyTask, RunResult, layer_report, lr_at, summarize, train_runs
-from attnbook.transformer import ScalableMultiHeadSelfAttention, TinyTransformer, TransformerBlock
+from attnbook.book import (CopyTask, ScalableMultiHeadSelfAttention, TinyTransformer, TransformerBlock, layer_report,
+                           lr_at, train_one)
+from attnbook.pages.ch12 import RunResult, summarize, train_runs
 
 matplotlib.use("Agg")
 
@@ -266,27 +266,34 @@ def test_layer_report_sees_unscaled_and_badly_initialised_attention():
 def test_figures_are_pure_and_labelled():
     import matplotlib.pyplot as plt
 
-    from attnbook import train_exp
+    from attnbook.pages.ch12 import (
+        clipping_figure,
+        depth_summary_figure,
+        horizon_figure,
+        lr_sweep_figure,
+        norm_warmup_figure,
+        scaling_figure,
+    )
 
     runs = train_runs(SMALL, [dict(seed=s, scale=sc) for sc in (True, False) for s in (0, 1)], steps=4, batch=2)
     scaling = {(8, sc, lr): [r for r in runs if r.settings["scale"] == sc] for sc in (True, False) for lr in (1e-3, 1e-2)}
-    fig = train_exp.scaling_figure(scaling, 8, 1e-3)
+    fig = scaling_figure(scaling, 8, 1e-3)
     assert "d_k = 8" in fig.axes[0].get_title()
     plt.close(fig)
-    fig = train_exp.lr_sweep_figure(scaling, [8], [1e-3, 1e-2])
+    fig = lr_sweep_figure(scaling, [8], [1e-3, 1e-2])
     assert fig.axes[0].get_xscale() == "log" and fig.axes[0].get_ylabel()
     plt.close(fig)
     grid = {(n, 2, w): runs[:2] for n in ("pre", "post") for w in (0, 3)}
-    for fig in (train_exp.norm_warmup_figure(grid, 2, 3), train_exp.depth_summary_figure(grid, [(2, 0), (2, 3)])):
+    for fig in (norm_warmup_figure(grid, 2, 3), depth_summary_figure(grid, [(2, 0), (2, 3)])):
         assert fig.axes[0].get_ylabel()
         chance = [line for line in fig.axes[0].lines if line.get_label().startswith("均匀猜测")]
         assert len(chance) == 1 and chance[0].get_ydata()[0] == pytest.approx(CopyTask().chance_loss)
         plt.close(fig)
-    fig = train_exp.horizon_figure({"a": runs[:2], "b": runs[2:]}, shade=2, smooth=2)
+    fig = horizon_figure({"a": runs[:2], "b": runs[2:]}, shade=2, smooth=2)
     assert len(fig.axes[0].get_legend().get_texts()) == 3 and fig.axes[0].get_ylabel()
     plt.close(fig)
     clip = {None: runs[:2], 1.0: runs[:2]}
-    fig = train_exp.clipping_figure(clip, 1, 1.0, bad_steps=(2,))
+    fig = clipping_figure(clip, 1, 1.0, bad_steps=(2,))
     assert fig.axes[0].get_yscale() == "log" and "种子 1" in fig.axes[0].get_title()
     plt.close(fig)
 

@@ -1,4 +1,4 @@
-"""attnbook.interpret (chapter 14) and attnbook.complexity (chapter 15)."""
+"""Chapter 14 (attnbook.pages.ch14, the induction task in attnbook.toy) and chapter 15 (attnbook.pages.ch15)."""
 from __future__ import annotations
 
 import math
@@ -14,13 +14,27 @@ import torch  # noqa: E402
 
 import attnbook  # noqa: E402
 from attnbook import AttnBookError, MultiHeadSelfAttention, causal_mask, scaled_dot_product_attention  # noqa: E402
-from attnbook.complexity import (  # noqa: E402
+from attnbook.book import (  # noqa: E402
+    AttnOnlyTransformer,
     ConvMixer,
+    ablation_accuracy,
     attention_flops,
     band_mask,
-    benchmark,
     conv_flops,
     fit_slope,
+    head_diversity,
+    head_scores,
+    induction_score,
+    js_divergence,
+    previous_token_score,
+    score_matrix_bytes,
+    sliding_window_attention,
+    train_induction,
+    train_induction_seeds,
+    window_flops,
+)
+from attnbook.pages.ch15 import (  # noqa: E402
+    benchmark,
     flops_figure,
     make_inputs,
     median_time,
@@ -28,30 +42,16 @@ from attnbook.complexity import (  # noqa: E402
     peak_memory,
     peak_memory_supported,
     plot_loglog,
-    score_matrix_bytes,
-    sliding_window_attention,
     window_blocks_figure,
-    window_flops,
 )
-from attnbook.interpret import (  # noqa: E402
-    AttnOnlyTransformer,
-    ablation_accuracy,
-    eval_batch,
-    head_diversity,
+from attnbook.pages.ch14 import (  # noqa: E402
     head_figure,
-    head_scores,
     heads_grid,
-    induction_batch,
-    induction_score,
-    js_divergence,
     plot_losses,
     plot_scores,
-    previous_token_score,
     score_table,
-    token_labels,
-    train_induction,
-    train_induction_seeds,
 )
+from attnbook.toy import eval_batch, induction_batch, token_labels  # noqa: E402
 
 
 @pytest.fixture(autouse=True)

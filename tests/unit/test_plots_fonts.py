@@ -100,7 +100,7 @@ def test_split_heads_diagram_draws_the_tensors_own_numbers():
     ax = attnbook.split_heads_diagram(t, viewed, heads, tokens="猫吃鱼")
     numbers = [int(x.get_text()) for x in ax.texts if x.get_text().isdigit()]
     assert numbers == t.flatten().tolist() * 2 + heads.flatten().tolist()  # three stages, cell by cell
-    assert [x.get_text() for x in ax.texts if x.get_text().startswith("头")] == ["头 0", "头 1", "头 2", "头 3"]
+    assert [x.get_text() for x in ax.texts if x.get_text().startswith("头")] == ["头 1", "头 2", "头 3", "头 4"]
     assert "num_heads = 4，d_k = 2" in ax.get_title()
     plt.close(ax.figure)
 

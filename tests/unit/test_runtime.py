@@ -1,12 +1,17 @@
-"""attnbook.runtime: torch_state() restores torch's generator and thread count, and no helper that
+"""attnbook.infra.runtime: torch_state() restores torch's generator and thread count, and no helper that
 trains or samples moves the reader's random stream or leaves the thread count changed."""
 from __future__ import annotations
 
 import pytest
 import torch
 
-from attnbook import book, charlm, complexity, interpret, positions_exp, train_exp
-from attnbook.runtime import torch_state
+from attnbook import book
+from attnbook.infra.runtime import torch_state
+from attnbook.pages.ch10 import random_tokens
+from attnbook.pages.ch12 import train_runs
+from attnbook.pages.ch13 import attention_figure
+from attnbook.pages.ch15 import benchmark, make_inputs, memory_table, methods
+from attnbook.toy import CharVocab, corpus_text, eval_batch, eval_windows, load_tang_poems
 
 
 @pytest.fixture()
@@ -70,8 +75,8 @@ SMALL = dict(d_model=16, num_heads=2, num_layers=1, d_ff=32)
 
 
 def _corpus():
-    text = charlm.corpus_text(charlm.load_tang_poems()[:20])
-    vocab = charlm.CharVocab(text)
+    text = corpus_text(load_tang_poems()[:20])
+    vocab = CharVocab(text)
     return vocab, vocab.encode(text)
 
 
@@ -81,22 +86,22 @@ def _attention_figure():
     vocab, data = _corpus()
     with torch_state(seed=0):
         model = book.CharTransformer(len(vocab), 16, 2, 1, max_len=16)
-    plt.close(charlm.attention_figure(model, vocab, "床前明月光，", layer=0))
+    plt.close(attention_figure(model, vocab, "床前明月光，", layer=0))
 
 
 HELPERS = {
     # the exercise checker builds its answers on the spot: that must not reseed the reader's generator
     "check 03-1": lambda: __import__("attnbook.exercises", fromlist=["load_all"]).load_all()["03-1"].make(),
     "check 12 (future reach)": lambda: __import__("attnbook.exercises.ch13", fromlist=["_reach"])._reach(2),
-    "train_exp.train_runs": lambda: train_exp.train_runs(SMALL, [{"seed": 0}, {"seed": 1}], steps=2, batch=2),
-    "charlm.attention_figure": _attention_figure,
-    "charlm.eval_windows": lambda: charlm.eval_windows(_corpus()[1], 8, 2),
-    "complexity.methods": lambda: complexity.methods(16, 4),
-    "complexity.benchmark": lambda: complexity.benchmark([16], d_model=8, window=4, repeats=1),
-    "complexity.memory_table": lambda: complexity.memory_table([16], d_model=8, window=4),
-    "complexity.make_inputs": lambda: complexity.make_inputs(8, 4),
-    "interpret.eval_batch": lambda: interpret.eval_batch(4),
-    "positions_exp.random_tokens": lambda: positions_exp.random_tokens(2, 4, 5, seed=0),
+    "pages.ch12.train_runs": lambda: train_runs(SMALL, [{"seed": 0}, {"seed": 1}], steps=2, batch=2),
+    "pages.ch13.attention_figure": _attention_figure,
+    "toy.eval_windows": lambda: eval_windows(_corpus()[1], 8, 2),
+    "pages.ch15.methods": lambda: methods(16, 4),
+    "pages.ch15.benchmark": lambda: benchmark([16], d_model=8, window=4, repeats=1),
+    "pages.ch15.memory_table": lambda: memory_table([16], d_model=8, window=4),
+    "pages.ch15.make_inputs": lambda: make_inputs(8, 4),
+    "toy.eval_batch": lambda: eval_batch(4),
+    "pages.ch10.random_tokens": lambda: random_tokens(2, 4, 5, seed=0),
     # taught code (#@save cells, attnbook/book.py)
     "book.train_model": lambda: book.train_model("sinusoidal", seed=0, train_len=4, steps=2, d_model=8),
     "book.train_induction": lambda: book.train_induction(0, steps=2, batch=4, d_model=8),

@@ -6,7 +6,7 @@ import matplotlib.pyplot as plt
 import pytest
 
 import attnbook
-from attnbook.sliders import Slider, static_mode
+from attnbook.infra.sliders import Slider, static_mode
 
 
 def line_figure(slope, label):

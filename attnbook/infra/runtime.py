@@ -15,7 +15,7 @@ from typing import Iterator
 import numpy as np
 import torch
 
-from ._errors import check_int
+from .errors import check_int
 
 __all__ = ["setup", "torch_state"]
 
@@ -75,7 +75,7 @@ def setup(seed: int = 0, *, deterministic: bool = True, threads: int | None = 1)
     if deterministic:
         _deterministic_algorithms()
 
-    from ._setup import apply_style
+    from .style import apply_style
 
     apply_style()
 

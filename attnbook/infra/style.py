@@ -1,7 +1,7 @@
-"""Fonts and plot style, applied by ``attnbook.setup()`` (attnbook/runtime.py holds setup itself)."""
+"""Fonts and plot style, applied by ``attnbook.setup()`` (attnbook/infra/runtime.py holds setup itself)."""
 from __future__ import annotations
 
-from ._fonts import register_font
+from .fonts import register_font
 
 #: The book's plot style. Colours: the colour-blind-safe "tab10" cycle; heatmaps use cividis.
 STYLE = {
@@ -13,9 +13,11 @@ STYLE = {
     "axes.spines.right": False,
     "axes.titlesize": 11,
     "axes.labelsize": 10,
-    "legend.fontsize": 9,
-    "xtick.labelsize": 9,
-    "ytick.labelsize": 9,
+    # Nothing smaller than 10 pt: figures are shown at (or near) their natural size on the site and
+    # in the PDF, and tests/site/test_layout.py checks every figure's smallest text as shown.
+    "legend.fontsize": 10,
+    "xtick.labelsize": 10,
+    "ytick.labelsize": 10,
     "image.cmap": "cividis",
     "axes.unicode_minus": False,
     "svg.hashsalt": "attnbook",  # stable ids if a figure is saved as SVG
@@ -28,7 +30,7 @@ STYLE = {
 
 
 def apply_style() -> None:
-    """The bundled CJK font and the book's plot style (``setup()`` in attnbook/runtime.py calls it)."""
+    """The bundled CJK font and the book's plot style (``setup()`` in attnbook/infra/runtime.py calls it)."""
     import matplotlib
 
     family = register_font()
@@ -52,6 +54,6 @@ def apply_style() -> None:
             ip.display_formatter.formatters["image/png"].for_type(Figure, figure_png_with_alt)
     except ImportError:
         pass
-    from ._notebook import activate
+    from .notebook import activate
 
     activate()  # in a Jupyter kernel: the provenance line, and tracebacks without library frames

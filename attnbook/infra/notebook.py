@@ -104,7 +104,7 @@ def glue(name: str, variable: Any, display: bool = True) -> None:
     from IPython.display import display as ipy_display
 
     if not isinstance(name, str) or not name:
-        from ._errors import fail
+        from .errors import fail
 
         raise fail("name", name, "非空字符串，例如 \"ratio\"")
     if hasattr(variable, "item") and getattr(variable, "shape", None) == ():

@@ -1,11 +1,14 @@
 """Pure plotting helpers: `f(data, *, ax=None) -> Axes`. They never call `plt.show()`."""
 from __future__ import annotations
 
+import contextlib
+import struct
+import zlib
 from typing import Any, Sequence
 
 import numpy as np
 
-from ._errors import as_matrix, check_labels, fail
+from .errors import as_matrix, check_labels, fail
 
 #: Colour-blind-safe sequential map used for every attention heatmap in the book.
 HEATMAP_CMAP = "cividis"
@@ -57,7 +60,8 @@ def heatmap(
     if annotate is None:
         annotate = max(n_rows, n_cols) <= 12
 
-    ax = _axes(ax, figsize=(1.0 + 0.55 * n_cols, 0.8 + 0.5 * n_rows))
+    # big enough for 10 pt numbers in the cells, at most 6.9 in wide (the page shows it unscaled)
+    ax = _axes(ax, figsize=(min(6.9, max(3.6, 1.6 + 0.6 * n_cols)), min(6.0, max(2.8, 1.0 + 0.5 * n_rows))))
     finite = w[np.isfinite(w)]
     lo = vmin if vmin is not None else (finite.min() if finite.size else 0.0)
     hi = vmax if vmax is not None else (finite.max() if finite.size else 1.0)
@@ -82,7 +86,7 @@ def heatmap(
                     shade = colormap((value - lo) / (hi - lo))
                     luminance = 0.299 * shade[0] + 0.587 * shade[1] + 0.114 * shade[2]
                     text, colour = fmt.format(value), ("black" if luminance > 0.5 else "white")
-                ax.text(j, i, text, ha="center", va="center", color=colour, fontsize=8)
+                ax.text(j, i, text, ha="center", va="center", color=colour, fontsize=10)
     if colorbar:
         ax.figure.colorbar(image, ax=ax, fraction=0.046, pad=0.04)
     if title:
@@ -183,14 +187,14 @@ def split_heads_diagram(projected: Any, viewed: Any, heads: Any, *, tokens: Sequ
 
     def cell(x, y, value, head):
         ax.add_patch(Rectangle((x, -y - 1), 1, 1, facecolor=HEAD_COLORS[head], edgecolor="white", lw=1.2))
-        ax.text(x + 0.5, -y - 0.5, f"{value:g}", ha="center", va="center", fontsize=7.5, color="white")
+        ax.text(x + 0.5, -y - 0.5, f"{value:g}", ha="center", va="center", fontsize=10, color="white")
 
     def row_labels(x, y0):
         for i, token in enumerate(tokens):
-            ax.text(x - 0.25, -(y0 + i) - 0.5, token, ha="right", va="center", fontsize=8.5)
+            ax.text(x - 0.25, -(y0 + i) - 0.5, token, ha="right", va="center", fontsize=10)
 
     def caption(x, y, text):
-        ax.text(x, y, text, ha="center", va="bottom", fontsize=8.5, linespacing=1.4)
+        ax.text(x, y, text, ha="center", va="bottom", fontsize=10, linespacing=1.4)
 
     # 1. the projection [seq_len, d_model], each column coloured by its head
     for i in range(seq_len):
@@ -201,7 +205,7 @@ def split_heads_diagram(projected: Any, viewed: Any, heads: Any, *, tokens: Sequ
 
     # 2. view: the same memory, each row cut into num_heads pieces
     gap = 0.4
-    x1 = d_model + 2.6
+    x1 = d_model + 3.4
     width2 = num_heads * d_k + (num_heads - 1) * gap
     for i in range(seq_len):
         for k in range(num_heads):
@@ -212,7 +216,7 @@ def split_heads_diagram(projected: Any, viewed: Any, heads: Any, *, tokens: Sequ
     # 3. transpose: heads first, one [seq_len, d_k] table per head
     rows = min(num_heads, 2)
     cols = math.ceil(num_heads / rows)
-    x2 = x1 + width2 + 3.2
+    x2 = x1 + width2 + 5.2  # room for the arrow, its note and the row labels of the heads
     block_w, block_h = d_k + 1.4, seq_len + 1.2
     for k in range(num_heads):
         r, c0 = k // cols, k % cols
@@ -222,16 +226,16 @@ def split_heads_diagram(projected: Any, viewed: Any, heads: Any, *, tokens: Sequ
                 cell(bx + c, by + i, h[k, i, c], k)
         if c0 == 0:
             row_labels(bx, by)
-        ax.text(bx + d_k / 2, -by + 0.15, f"头 {k}", ha="center", va="bottom", fontsize=8, color=HEAD_COLORS[k])
+        ax.text(bx + d_k / 2, -by + 0.15, f"头 {k + 1}", ha="center", va="bottom", fontsize=10, color=HEAD_COLORS[k])
     width3 = cols * block_w - 1.4
-    caption(x2 + width3 / 2, 1.3, ".transpose(1, 2)\n[batch, num_heads, seq_len, d_k]")
+    caption(x2 + width3 / 2, 2.2, ".transpose(1, 2)\n[batch, num_heads, seq_len, d_k]")
 
-    for xa, xb, note in ((d_model + 0.4, x1 - 0.5, "不搬数据"), (x1 + width2 + 0.4, x2 - 1.0, "交换两维")):
+    for xa, xb, note in ((d_model + 0.4, x1 - 0.5, "不搬数据"), (x1 + width2 + 0.4, x2 - 1.9, "交换两维")):
         ax.add_patch(FancyArrowPatch((xa, -seq_len / 2), (xb, -seq_len / 2), arrowstyle="-|>",
                                      mutation_scale=12, color="0.35"))
-        ax.text((xa + xb) / 2, -seq_len / 2 - 0.35, note, ha="center", va="top", fontsize=7.5, color="0.35")
+        ax.text((xa + xb) / 2, -seq_len / 2 - 0.35, note, ha="center", va="top", fontsize=10, color="0.35")
     ax.set_xlim(-1.2, x2 + width3 + 0.3)
-    ax.set_ylim(-rows * block_h - 0.2, 3.5)
+    ax.set_ylim(-rows * block_h - 0.2, 4.4)
     ax.set_aspect("equal")
     ax.axis("off")
     ax.set_title(f"一句话（batch = 1）：d_model = {d_model}，num_heads = {num_heads}，d_k = {d_k}", fontsize=10)
@@ -281,11 +285,55 @@ def figure_alt(fig) -> str:
     return "图：" + ("，".join(parts) if parts else "代码单元画出的图")
 
 
+# -- the smallest text of a saved figure, recorded in its PNG ----------------------------------
+#: The PNG tEXt key holding the smallest font size (pt) of any text drawn in the figure; read by
+#: tests/site/test_layout.py, which checks that every figure's text is ≥ 10 pt as the page shows it.
+MIN_FONT_KEY = "attnbook:min-font-pt"
+
+
+@contextlib.contextmanager
+def recording_font_sizes():
+    """Collect the size (pt) of every non-empty text the Agg renderer draws inside the block: titles,
+    labels, tick labels, legends, annotations, mathtext. Text that is never drawn (an Axes with
+    ``axis("off")``, tick labels outside the view) is not counted."""
+    from matplotlib.backends.backend_agg import RendererAgg
+
+    sizes: list[float] = []
+    original = RendererAgg.draw_text
+
+    def draw_text(self, gc, x, y, s, prop, angle, ismath=False, mtext=None):
+        if str(s).strip():
+            sizes.append(prop.get_size_in_points())
+        return original(self, gc, x, y, s, prop, angle, ismath=ismath, mtext=mtext)
+
+    RendererAgg.draw_text = draw_text
+    try:
+        yield sizes
+    finally:
+        RendererAgg.draw_text = original
+
+
+def with_min_font(png: bytes, sizes: Sequence[float]) -> bytes:
+    """``png`` with a tEXt chunk :data:`MIN_FONT_KEY` = ``min(sizes)`` right after IHDR (read before
+    the pixels). Unchanged when the figure draws no text. Deterministic."""
+    if not sizes:
+        return png
+    body = MIN_FONT_KEY.encode("latin-1") + b"\0" + f"{min(sizes):g}".encode("latin-1")
+    chunk = struct.pack(">I", len(body)) + b"tEXt" + body + struct.pack(">I", zlib.crc32(b"tEXt" + body))
+    at = 8 + 25  # the 8-byte signature, then IHDR (4 length + 4 type + 13 data + 4 CRC)
+    return png[:at] + chunk + png[at:]
+
+
 def figure_png_with_alt(fig, **kwargs):
-    """IPython's PNG formatter for a Figure, with :func:`figure_alt` in the PNG metadata."""
+    """IPython's PNG formatter for a Figure, with :func:`figure_alt` and the figure's smallest font
+    size (:data:`MIN_FONT_KEY`) in the PNG metadata."""
+    import base64
+
     from IPython.core.pylabtools import print_figure
 
     if not fig.axes and not fig.lines:
         return None
-    return print_figure(fig, fmt="png", base64=True,
-                        metadata={"Description": figure_alt(fig), "Software": None}, **kwargs)
+    with recording_font_sizes() as sizes:
+        png = print_figure(fig, fmt="png", base64=False,
+                           metadata={"Description": figure_alt(fig), "Software": None}, **kwargs)
+    return base64.b64encode(with_min_font(png, sizes)).decode("ascii")

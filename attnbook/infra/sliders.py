@@ -16,7 +16,7 @@ import json
 import os
 from typing import Any, Callable, Mapping, Sequence
 
-from ._errors import AttnBookError, fail
+from .errors import AttnBookError, fail
 
 MAX_FRAMES = 120
 _JS = (
@@ -53,13 +53,17 @@ def _format(value: Any) -> str:
     return str(value)
 
 
-def figure_to_png(fig, *, dpi: int = 80, compact: bool = True) -> bytes:
+def figure_to_png(fig, *, dpi: int = 100, compact: bool = True) -> bytes:
     """Render a matplotlib Figure to PNG bytes (no timestamp, optionally palette-compressed).
 
     The transparency of the figure's background is kept, so the frame sits on the page's own
-    background in the site's light and dark modes."""
+    background in the site's light and dark modes. The PNG keeps its dpi (pHYs) and records the
+    figure's smallest font size (``plots.MIN_FONT_KEY``)."""
+    from .plots import recording_font_sizes, with_min_font
+
     buffer = io.BytesIO()
-    fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
+    with recording_font_sizes() as sizes:
+        fig.savefig(buffer, format="png", dpi=dpi, metadata={"Software": None})
     data = buffer.getvalue()
     if compact:
         from PIL import Image
@@ -67,10 +71,10 @@ def figure_to_png(fig, *, dpi: int = 80, compact: bool = True) -> bytes:
         image = Image.open(io.BytesIO(data)).convert("RGBA")
         small = io.BytesIO()
         image.quantize(colors=256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE).save(
-            small, format="png", optimize=True)
+            small, format="png", optimize=True, dpi=(dpi, dpi))
         if small.tell() < len(data):
             data = small.getvalue()
-    return data
+    return with_min_font(data, sizes)
 
 
 class Slider:
@@ -83,7 +87,8 @@ class Slider:
             parameter may take. Lists of ≥ 3 numbers become sliders; other lists become menus.
         initial: the starting value of some parameters (default: the middle of each list).
         labels: text shown before each control (default: the parameter name).
-        dpi: resolution of the frames.
+        dpi: resolution of the frames (100, as the book's other figures: its 10 pt text is then
+            ≥ 13.3 CSS px on the page, the size tests/site/test_layout.py requires).
         alt: what the figure shows, in Chinese (default: derived from the figure's titles and
             axis labels); each frame's alt text adds the values of the controls.
     """
@@ -95,7 +100,7 @@ class Slider:
         *,
         initial: Mapping[str, Any] | None = None,
         labels: Mapping[str, str] | None = None,
-        dpi: int = 80,
+        dpi: int = 100,
         alt: str = "",
     ) -> None:
         if not callable(fig_fn):
