@@ -77,6 +77,9 @@ TRANSLATIONS = {
     '"Launch interactive content"': '"在线运行"',
     '"Source repositories"': '"源代码仓库"',
     '"System Settings"': '"跟随系统"',
+    # the article header's buttons: the book's contents (left) and the page's (right; below 1400 px a panel)
+    '"Toggle primary sidebar"': '"全书目录"',
+    '"Toggle secondary sidebar"': '"本页目录"',
 }
 
 

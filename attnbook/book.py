@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple, Sequence
 
 import numpy as np
+import pandas as pd
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -19,6 +20,7 @@ from torch.func import functional_call, stack_module_state, vmap
 
 from .infra.errors import fail
 from .infra.runtime import torch_state
+from .toy import induction_batch, random_windows  # 数据生成器
 
 
 # ---- chapters/01_context.ipynb -----------------------------------------------------------------
@@ -713,7 +715,7 @@ class EncoderLayer(nn.Module):
     配上因果掩码，它就是只有解码器的模型（GPT）的一层。
     cache：一个 KVCache（本章“KV 缓存”）；给了它时 x 只含新来的位置，
     因果掩码由缓存自己造，mask 须为 None。
-    子模块按“先注意力、后前馈”的顺序创建：随机初始化也按这个顺序取随机数（LayerNorm 不取）。
+    子模块按“先注意力、后前馈”的顺序创建：随机初始化也按这个顺序取随机数（层归一化不取）。
     self_attn：可选，一个现成的自注意力模块（例如换了写法的注意力；
     forward(x, mask) -> (out, attn_weights)）。给了就用它，
     不再新建 MultiHeadSelfAttention(d_model, num_heads)；
@@ -991,46 +993,9 @@ class ScalableMultiHeadSelfAttention(MultiHeadSelfAttention):
         return self.out_proj(out), attn_weights
 
 
-class TransformerBlock(nn.Module):
-    """一个块：多头自注意力 + 两层前馈网络，各带残差连接。
-
-    norm="post": x = LN(x + Attn(x)); x = LN(x + FFN(x))      （Vaswani 等 2017）
-    norm="pre":  x = x + Attn(LN(x)); x = x + FFN(LN(x))      （GPT-2 及以后）
-    forward(x [batch, seq_len, d_model], mask=None)
-    -> (x, attn_weights [batch, num_heads, seq_len, seq_len])。
-    """
-
-    def __init__(
-        self,
-        d_model: int,
-        num_heads: int,
-        d_ff: int,
-        norm: str = "pre",
-        scale: bool = True,
-    ):
-        super().__init__()
-        self.norm = norm
-        self.attn = ScalableMultiHeadSelfAttention(d_model, num_heads, scale=scale)
-        self.ffn = nn.Sequential(
-            nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model)
-        )
-        self.ln1 = nn.LayerNorm(d_model)
-        self.ln2 = nn.LayerNorm(d_model)
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
-        if self.norm == "pre":
-            a, attn_weights = self.attn(self.ln1(x), mask)
-            x = x + a
-            x = x + self.ffn(self.ln2(x))
-        else:  # "post"
-            a, attn_weights = self.attn(x, mask)
-            x = self.ln1(x + a)
-            x = self.ln2(x + self.ffn(x))
-        return x, attn_weights
-
-
 class TinyTransformer(nn.Module):
-    """词嵌入 + 正弦位置编码，num_layers 个块，一个输出层。
+    """词嵌入 + 正弦位置编码，num_layers 个块（第 11 章的 EncoderLayer，
+    注意力换成 ScalableMultiHeadSelfAttention），一个输出层。
 
     d_k = d_model // num_heads；d_ff 默认 4 * d_model。
 
@@ -1083,7 +1048,13 @@ class TinyTransformer(nn.Module):
             "pos", sinusoidal_positional_encoding(max_len, d_model), persistent=False
         )
         self.blocks = nn.ModuleList(
-            TransformerBlock(d_model, num_heads, d_ff, norm=norm, scale=scale)
+            EncoderLayer(  # 先建注意力、再建前馈网络：随机数的顺序与第 11 章相同
+                d_model,
+                num_heads,
+                d_ff,
+                norm=norm,
+                self_attn=ScalableMultiHeadSelfAttention(d_model, num_heads, scale=scale),
+            )
             for _ in range(num_layers)
         )
         # 只有前置归一化需要
@@ -1187,8 +1158,6 @@ def layer_report(model: TinyTransformer, tokens: torch.Tensor):
 
     tokens: long [batch, seq_len]。
     """
-    import pandas as pd
-
     inputs = []  # 进入每个块的残差流 x [batch, seq_len, d_model]
     hooks = [
         block.register_forward_pre_hook(
@@ -1212,7 +1181,7 @@ def layer_report(model: TinyTransformer, tokens: torch.Tensor):
     rows = []
     with torch.no_grad():
         for i, (block, x, w) in enumerate(zip(model.blocks, inputs, attn)):
-            a = block.attn
+            a = block.self_attn
             h = block.ln1(x) if block.norm == "pre" else x  # 注意力层真正看到的输入
             Q = a.split_heads(a.W_q(h)) * a.q_gain  # [batch, num_heads, seq_len, d_k]
             K = a.split_heads(a.W_k(h))
@@ -1256,30 +1225,9 @@ def make_mask(seq_len: int, kind: str = "correct") -> torch.Tensor | None:
     return keep[None, None]  # [1, 1, seq_len, seq_len]
 
 
-class CharBlock(nn.Module):
-    """Pre-Norm 解码器块：x + MHSA(LN(x), mask)，再 x + MLP(LN(x))。
-    forward(x [batch, seq_len, d_model], mask) -> (x, attn_weights
-    [batch, num_heads, seq_len, seq_len])。
-    """
-
-    def __init__(self, d_model: int, num_heads: int) -> None:
-        super().__init__()
-        self.ln1 = nn.LayerNorm(d_model)
-        self.attn = MultiHeadSelfAttention(d_model, num_heads)
-        self.ln2 = nn.LayerNorm(d_model)
-        self.mlp = nn.Sequential(
-            nn.Linear(d_model, 4 * d_model), nn.GELU(), nn.Linear(4 * d_model, d_model)
-        )
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None):
-        out, attn_weights = self.attn(self.ln1(x), mask)
-        x = x + out
-        x = x + self.mlp(self.ln2(x))
-        return x, attn_weights
-
-
 class CharTransformer(nn.Module):
     """字符级小模型，掩码由 mask_kind 决定。
+    每层是第 11 章的 EncoderLayer（前置归一化，GELU，d_ff = 4 * d_model）。
     max_len 是它能接受的最长输入（位置编码表的长度）。
     forward(idx long [batch, seq_len]) -> logits [batch, seq_len, vocab_size]；
     return_attn=True 时另返回每层的 attn_weights。
@@ -1312,7 +1260,8 @@ class CharTransformer(nn.Module):
             "pe", sinusoidal_positional_encoding(max_len, d_model), persistent=False
         )
         self.blocks = nn.ModuleList(
-            CharBlock(d_model, num_heads) for _ in range(num_layers)
+            EncoderLayer(d_model, num_heads, 4 * d_model, norm="pre", activation="gelu")
+            for _ in range(num_layers)
         )
         self.ln_f = nn.LayerNorm(d_model)
         self.head = nn.Linear(d_model, vocab_size)
@@ -1369,8 +1318,6 @@ def train_charlm(
 ) -> CharLMRun:
     """在 data（int64 [n]）的随机窗口上训练一个 CharTransformer。
     种子决定初始权重和批次。"""
-    from attnbook.charlm import random_windows  # 截窗口的小工具
-
     if not isinstance(steps, int) or steps < 1:
         raise fail("steps", steps, "正整数")
     with torch_state(seed=seed, threads=None):  # 初始化用自己的种子，不改动全局随机状态
@@ -1641,8 +1588,6 @@ def train_induction(
 
     返回 TrainResult(model, losses)；steps=0 时返回未训练的模型。
     """
-    from attnbook.interpret import induction_batch  # 数据生成器（见上文）
-
     if not isinstance(steps, int) or steps < 0:
         raise fail("steps", steps, "非负整数")
     with torch.random.fork_rng():  # 初始化用自己的种子，不改动全局随机状态
@@ -1689,8 +1634,6 @@ def train_induction_seeds(
     """一次训练几个种子：每个种子的初始权重、数据和 Adam 更新都与 train_induction 相同，
     各种子的前向用 torch.func.vmap 一起算。每个种子返回一个 TrainResult。
     """
-    from attnbook.interpret import induction_batch  # 数据生成器（见上文）
-
     if not isinstance(steps, int) or steps < 0:
         raise fail("steps", steps, "非负整数")
     models = []
@@ -2018,14 +1961,12 @@ __all__ = [
     'KVCache',
     'CopyTask',
     'ScalableMultiHeadSelfAttention',
-    'TransformerBlock',
     'TinyTransformer',
     'lr_at',
     'train_one',
     'layer_report',
     'MASK_KINDS',
     'make_mask',
-    'CharBlock',
     'CharTransformer',
     'CharLMRun',
     'train_charlm',

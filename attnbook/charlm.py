@@ -4,7 +4,6 @@ attnbook.toy."""
 from __future__ import annotations
 
 from .book import (  # noqa: F401
-    CharBlock,
     CharLMRun,
     CharTransformer,
     future_influence,

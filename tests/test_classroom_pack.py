@@ -136,7 +136,7 @@ def test_every_discussion_question_has_an_answer(pack):
         dropdown = re.search(rf"^```\{{dropdown\}} 讨论题 {n} 的参考答案\n(.*?)^```$", block, flags=re.S | re.M)
         assert dropdown, f"讨论题 {n} 没有标题为“讨论题 {n} 的参考答案”的下拉框"
         answer = dropdown.group(1)
-        assert "依据：" in answer, f"讨论题 {n} 的答案没有写依据的章节或勘误"
+        assert "依据：" in answer, f"讨论题 {n} 的答案没有写依据的章节或辨误"
         sentences = len(re.findall(r"[。！？]", answer))
         assert 2 <= sentences <= 6, f"讨论题 {n} 的答案有 {sentences} 句（应为 2–5 句，外加依据）"
 

@@ -49,10 +49,6 @@ MAY_IMPORT: dict[str, set[str]] = {
 # Imports inside a function of book.py that a chapter's #@save cell still writes, each with what
 # removes it. Key: (function, name imported). The list only shrinks (test_function_import_exceptions_are_needed).
 FUNCTION_IMPORT_EXCEPTIONS: dict[tuple[str, str], str] = {
-    ("layer_report", "pandas"): "ch12's #@save cell: import pandas at the top of the cell, or say why not",
-    ("train_charlm", "random_windows"): "ch13's #@save cell: import it at the top of the cell (attnbook.toy)",
-    ("train_induction", "induction_batch"): "ch14's #@save cell: import it at the top of the cell (attnbook.toy)",
-    ("train_induction_seeds", "induction_batch"): "ch14's #@save cell: as for train_induction",
 }
 
 

@@ -1290,7 +1290,7 @@ class Session:
 SESSIONS = {
     "session1": Session(
         "session1", "第 1 课时：从直觉到公式",
-        "词义取决于上下文 → 软查找与温度 → Q、K、V 从哪来 → 手算“猫吃鱼” → 缩放预告\n\n"
+        "词义取决于上下文 → 软检索与温度 → Q、K、V 从哪来 → 手算“猫吃鱼” → 缩放预告\n\n"
         "教师指南“两课时方案”的第 1 课时，45 分钟。练习 04-1 的答案（“吃”那一行的权重）在练习之后才出现；"
         "参考解答在讲者备注里（S 键）。",
         (("chapters/01_context.ipynb", "slides-s1"),
@@ -1325,8 +1325,7 @@ SESSION_CELLS: dict[tuple[str, str], tuple[str, ...]] = {
         "9bd8e27a:output",  # 下三角
         "0a978abf",  # 两种掩码合用 + 动手试试
         "169dfd3b:output",  # 掩码类型 滑块
-        "8d9cf0de:3",  # PyTorch 的掩码约定：三种读法
-        "9aadf80f:output",  # 真值表
+        "8d9cf0de:3",  # PyTorch 的掩码约定：三种读法（真值表在选读里，课上不放）
     ),
 }
 

@@ -219,11 +219,11 @@ def scaling_figure(results: dict, d_k: int, lr: float, *, task: CopyTask = CopyT
     for scale, label in ((True, "除以 √d_k"), (False, "不除以 √d_k")):
         plot_band(results[d_k, scale, lr], ax=ax, label=label, color=_COLORS[scale])
     ax.axhline(task.chance_loss, color="0.5", ls=":", lw=1, label=f"均匀猜测 ln {task.num_symbols}")
-    ax.set_ylim(0, 2.6)
+    ax.set_ylim(0, 3.1)  # room above the curves for the legend, one row
     ax.set_ylabel("复制部分的交叉熵")
     n = len(results[d_k, True, lr])
     ax.set_title(f"d_k = {d_k}，学习率 {lr:g}：{n} 个种子的中位数（线）与范围（阴影）")
-    ax.legend(loc="upper right", fontsize=10)
+    ax.legend(loc="upper center", ncol=3, fontsize=10, frameon=False, columnspacing=1.2, handlelength=1.6)
     return fig
 
 

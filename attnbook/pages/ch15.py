@@ -215,10 +215,12 @@ def flops_figure(d_model: int, window: int, kernel_size: int = 5):
     ax.loglog(n, 4 * n**2 * d_model, color=_COLOURS[0], label="全注意力 4n²d")
     ax.loglog(n, 4 * n * w * d_model, color=_COLOURS[2], label=f"滑动窗口 4nwd（w={w}）")
     ax.loglog(n, 2 * n * kernel_size * d_model**2, color=_COLOURS[3], label=f"卷积 2nkd²（k={kernel_size}）")
-    for cross, colour in ((w, _COLOURS[2]), (kernel_size * d_model / 2, _COLOURS[3])):
+    crosses = sorted(((w, _COLOURS[2]), (kernel_size * d_model / 2, _COLOURS[3])))
+    for k, (cross, colour) in enumerate(crosses):
         ax.axvline(cross, color=colour, ls=":", lw=1)
+        # the left line's label on its left, the right one's on its right: they never overlap
         ax.text(cross, 0.03, f" n={cross:g}", color=colour, fontsize=10, rotation=90, va="bottom",
-                transform=ax.get_xaxis_transform())
+                ha="right" if k == 0 else "left", transform=ax.get_xaxis_transform())
     ax.set_xscale("log", base=2)
     ax.yaxis.set_minor_locator(NullLocator())  # 十几个数量级的次刻度：画一帧的时间多一倍，却看不出来
     ax.set_xlabel("序列长度 n")

@@ -217,7 +217,7 @@ def test_leaks_future_works_on_any_model():
     assert leaks_future(_PositionWise(), 6, vocab_size=9) is False
     assert leaks_future(_ReverseCumsum(), 6, vocab_size=9) is True
     assert leaks_future(_TorchEncoder(mask_from_attnbook=False), 6, vocab_size=9) is False
-    # the polarity mix-up of 勘误 4: attnbook's keep-mask handed to PyTorch, which reads True as "block"
+    # the polarity mix-up of 辨误第 11 条: attnbook's keep-mask handed to PyTorch, which reads True as "block"
     assert leaks_future(_TorchEncoder(mask_from_attnbook=True), 6, vocab_size=9) is True
     with pytest.raises(AttnBookError, match="vocab_size"):
         leaks_future(_PositionWise(), 6)  # no vocab_size attribute: it must be passed

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import attnbook
-from attnbook.book import (CopyTask, ScalableMultiHeadSelfAttention, TinyTransformer, TransformerBlock, layer_report,
+from attnbook.book import (CopyTask, EncoderLayer, ScalableMultiHeadSelfAttention, TinyTransformer, layer_report,
                            lr_at, train_one)
 from attnbook.pages.ch12 import RunResult, summarize, train_runs
 
@@ -75,13 +75,14 @@ def test_pre_and_post_norm_blocks_compute_the_formulas():
     torch.manual_seed(0)
     x = torch.randn(2, 5, 16)
     for norm in ("pre", "post"):
-        block = TransformerBlock(16, 2, 32, norm=norm)
+        block = TinyTransformer(9, d_model=16, num_heads=2, d_ff=32, norm=norm).blocks[0]
+        assert isinstance(block, EncoderLayer) and isinstance(block.self_attn, ScalableMultiHeadSelfAttention)
         out, _ = block(x)
         if norm == "pre":
-            h = x + block.attn(block.ln1(x))[0]
+            h = x + block.self_attn(block.ln1(x))[0]
             expected = h + block.ffn(block.ln2(h))
         else:
-            h = block.ln1(x + block.attn(x)[0])
+            h = block.ln1(x + block.self_attn(x)[0])
             expected = block.ln2(h + block.ffn(h))
         torch.testing.assert_close(out, expected)
 
