@@ -500,8 +500,8 @@ def sinusoidal_positional_encoding(seq_len: int, d_model: int, *,
     PE[pos, 2i+1] = cos(同一角度)。
 
     返回 [seq_len, d_model]，放在 device 上，类型为 dtype（默认 float32）。
-    角度总是先用 float32 算，
-    再转成 dtype：直接用 bf16/fp16 算 pos / 10000^(…)，位置一大就不准了。
+    角度用 float32 算（要 float64 时用 float64），再转成 dtype：
+    直接用 bf16/fp16 算 pos / 10000^(…)，位置一大就不准了。
     没有可学习参数，任意 seq_len 都能算。
     """
     for name, value in (("seq_len", seq_len), ("d_model", d_model)):
@@ -510,12 +510,13 @@ def sinusoidal_positional_encoding(seq_len: int, d_model: int, *,
     float_dtype = isinstance(dtype, torch.dtype) and dtype.is_floating_point
     if dtype is not None and not float_dtype:
         raise fail("dtype", dtype, "浮点类型，例如 torch.float32、torch.bfloat16")
+    work = torch.float64 if dtype == torch.float64 else torch.float32  # 算角度用的精度
     # [seq_len, 1]
-    pos = torch.arange(seq_len, dtype=torch.float32, device=device)[:, None]
+    pos = torch.arange(seq_len, dtype=work, device=device)[:, None]
     # [ceil(d_model / 2)]：2i = 0, 2, 4, …
-    two_i = torch.arange(0, d_model, 2, dtype=torch.float32, device=device)
+    two_i = torch.arange(0, d_model, 2, dtype=work, device=device)
     angle = pos / torch.pow(10000.0, two_i / d_model)  # [seq_len, ceil(d_model / 2)]
-    pe = torch.zeros(seq_len, d_model, device=device)
+    pe = torch.zeros(seq_len, d_model, dtype=work, device=device)
     pe[:, 0::2] = torch.sin(angle)  # 偶数维
     # 奇数维（d_model 为奇数时少一列）
     pe[:, 1::2] = torch.cos(angle[:, : d_model // 2])
@@ -1053,7 +1054,9 @@ class TinyTransformer(nn.Module):
                 num_heads,
                 d_ff,
                 norm=norm,
-                self_attn=ScalableMultiHeadSelfAttention(d_model, num_heads, scale=scale),
+                self_attn=ScalableMultiHeadSelfAttention(
+                    d_model, num_heads, scale=scale
+                ),
             )
             for _ in range(num_layers)
         )

@@ -129,7 +129,7 @@ def test_the_header_is_checked_and_rewritten(cells):
     two[1]["source"] = two[1]["source"].replace("3. 主线的第三点。\n", "")
     assert any("三点" in p for p in reading_time.header_problems(two, "fx"))
     none = [c for i, c in enumerate(cells) if "deep-dive" not in c["metadata"].get("tags", [])]
-    assert reading_time.rewrite(none) and "主线约 5 分钟，本章没有选读。" in book_text.text(none[1])
+    assert reading_time.rewrite(none) and "主线约 5 分钟（其中练习约 5 分钟），本章没有选读。" in book_text.text(none[1])
 
 
 def test_reading_time_cli_check_and_rewrite(tmp_path):

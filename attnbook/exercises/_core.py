@@ -54,6 +54,9 @@ class Expected:
     form: str = ""
     #: What to do when there is no answer yet (default: change `answer`).
     unanswered: str = "把 answer 改成你的结果，再运行这个单元格。"
+    #: The answer is a boolean mask: a tensor or array must have a bool dtype (0/1 numbers, or an
+    #: additive 0/−inf mask, mean something else to PyTorch), checked before the numbers.
+    boolean: bool = False
 
 
 @dataclass(frozen=True)
@@ -203,6 +206,12 @@ def _judge_number(expected: Expected, answer: Any) -> tuple[bool, str]:
             extra = ""
         return False, f"答案应是{lead(form)}，收到的是{lead(shape_words(got.shape))}。{extra}".rstrip()
     got = fitted
+    if expected.boolean:
+        dtype = getattr(answer, "dtype", None)
+        if dtype is not None and str(dtype) not in ("torch.bool", "bool"):
+            return False, (f"这题要的是布尔掩码（True/False），收到的张量是 {dtype}。"
+                           "PyTorch 把浮点掩码加到分数上（0 照样保留、1 也挡不住），整数掩码直接报错；"
+                           "用 ~keep 或比较运算得到布尔张量。")
     if np.isnan(got).any():
         return False, "答案里有 NaN。常见原因：某一行被掩码全部遮住，softmax 之后就成了 NaN；或者 0 除以 0。"
     if np.isinf(got).any():

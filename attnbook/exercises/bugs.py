@@ -443,7 +443,7 @@ BUGS = {
     "09-7": Bug("⑤", "整行被遮的查询", frozenset({"dead", "grad", "grad_ref"}),
                 "整行被遮的查询输出 0（不是 NaN，也不是平均），只对真实的词算损失时，Q、K、V 的梯度也全是有限数。"),
 }
-SHARED = "输出和梯度都与参考实现（SDPA）一致，换了三组 batch、num_heads、seq_len、d_k 也一样"
+SHARED = "输出和梯度都与参考实现（SDPA）一致，换了四组 batch、num_heads、seq_len、d_k（其中一组每句都有填充）也一样"
 
 
 def _lines(symptoms: list[Symptom]) -> str:

@@ -74,6 +74,7 @@ def _key_padding() -> Expected:
         atol=0,
         integer=True,
         squeeze=False,  # 去掉两个长度为 1 的维度正是这道题的一半
+        boolean=True,  # 0/1 浮点掩码在 nn.MultiheadAttention 里是加性的，整数掩码会报错
         form="一个 [2, 5] 的布尔张量（2 行、每行 5 个 True/False）",
         mistakes=(
             Mistake(keep[:, 0, 0, :].float().tolist(),

@@ -126,6 +126,9 @@ def right_forms(key: str) -> list[Any]:
     """Equivalent ways of writing the right answer of a numeric exercise."""
     expected = _expected(key)
     v = np.asarray(expected.value, dtype=float)
+    if expected.boolean:  # a mask: True/False in any container, never 0/1 numbers in a tensor
+        b = v.astype(bool)
+        return [b.tolist(), np.array(b), torch.tensor(b), _tuples(b.tolist())]
     forms: list[Any] = [v.tolist(), np.array(v), torch.tensor(v, dtype=torch.float64)]
     if v.ndim:
         forms.append(_tuples(v.tolist()))
@@ -170,8 +173,18 @@ def test_each_recognised_mistake_gets_its_own_hint(key):
         ok, out = run(key, mistake.value)
         assert not ok and mistake.hint in out, (mistake.value, out)
         if not isinstance(mistake.value, str):
-            ok, out = run(key, torch.tensor(mistake.value, dtype=torch.float64))
+            dtype = torch.bool if expected.boolean else torch.float64
+            ok, out = run(key, torch.tensor(mistake.value, dtype=dtype))
             assert not ok and mistake.hint in out, (mistake.value, out)
+
+
+@pytest.mark.parametrize("key", ["08-4"])
+def test_a_mask_exercise_rejects_number_tensors_saying_a_boolean_is_expected(key):
+    assert _expected(key).boolean
+    v = np.asarray(_expected(key).value, dtype=float)
+    for tensor in (torch.tensor(v, dtype=torch.float32), torch.tensor(v).long()):
+        ok, out = run(key, tensor)
+        assert not ok and "布尔" in out, (tensor.dtype, out)
 
 
 NUMBER_PATTERN = re.compile(r"[-−]?\d+(?:\.\d+)?(?:e[-+]?\d+)?")

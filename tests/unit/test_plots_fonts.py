@@ -140,3 +140,30 @@ def test_setup_seeds_and_styles():
     assert torch.equal(a, torch.rand(3))
     assert matplotlib.rcParams["font.sans-serif"][0] == attnbook.FONT_FAMILY
     assert matplotlib.rcParams["image.cmap"] == "cividis"
+
+
+def test_saved_figures_record_their_smallest_drawn_font():
+    """Every PNG attnbook saves (inline figures, slider frames) carries the smallest font size of the
+    text it draws (tests/site/test_layout.py reads it) and its dpi; text that is never drawn (an Axes
+    with axis("off")) does not count."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    from attnbook.infra.plots import MIN_FONT_KEY, figure_png_with_alt
+    from attnbook.infra.sliders import figure_to_png
+
+    attnbook.setup()
+    fig, (a, b) = plt.subplots(1, 2, figsize=(4, 2))
+    a.plot([1, 2])
+    a.tick_params(labelsize=7)
+    b.tick_params(labelsize=4)
+    b.axis("off")  # its 4 pt tick labels are not drawn
+    inline = Image.open(io.BytesIO(base64.b64decode(figure_png_with_alt(fig))))
+    frame = Image.open(io.BytesIO(figure_to_png(fig, dpi=100)))
+    plt.close(fig)
+    for image in (inline, frame):
+        assert image.info[MIN_FONT_KEY] == "7"
+        assert round(image.info["dpi"][0]) == 100
+        image.load()  # the chunk keeps the PNG valid
