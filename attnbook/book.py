@@ -883,11 +883,16 @@ class KVCache:
         """带缓存的因果自注意力。x_new [batch, n_new, d_model]：接在已缓存位置后面的新位置。
 
         只算新位置的 Q、K、V，K、V 接进缓存；新位置的查询看全部键（右下对齐的因果掩码）。
+        只支持第 8 章的 MultiHeadSelfAttention，也不收填充掩码：一批长短不一、左侧填充的句子
+        一起生成时，缓存还得记住每句的填充位，本章不讲。
         返回 (out [batch, n_new, d_model],
               attn_weights [batch, num_heads, n_new, len(self)])。
         """
         if not isinstance(x_new, torch.Tensor) or x_new.dim() != 3 or x_new.size(1) < 1:
             raise fail("x_new", x_new, "[batch, n_new, d_model] 的三维张量，n_new ≥ 1")
+        if type(attn) is not MultiHeadSelfAttention:  # 下面直接用它的投影，不调用 forward
+            raise fail("attn", type(attn).__name__, "第 8 章的 MultiHeadSelfAttention：缓存直接用它的 W_q、"
+                       "W_k、W_v、out_proj，别的注意力模块的 forward 在这里不会被调用")
         Q = attn.split_heads(attn.W_q(x_new))  # [batch, num_heads, n_new, d_k]：只算新位置
         K_new = attn.split_heads(attn.W_k(x_new))  # [batch, num_heads, n_new, d_k]
         V_new = attn.split_heads(attn.W_v(x_new))

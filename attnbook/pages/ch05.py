@@ -245,12 +245,12 @@ def plot_saturation(table: Any, *, seq_len: int = 10):
     ax_max.text(values[0], 1 / seq_len, f" 均匀 1/{seq_len}", va="bottom", fontsize=10, color="0.3")
     ax_max.set_ylim(0, 1.1)
     ax_max.set_ylabel("一行中最大的权重（平均）")
-    ax_max.set_title("最大权重：越接近 1 越像 one-hot")
+    ax_max.set_title("最大权重：越接近 1 越像独热")
     ax_ent.axhline(math.log(seq_len), color="0.4", lw=1, ls=":")
     ax_ent.text(values[0], math.log(seq_len), f" 均匀 log {seq_len}", va="bottom", fontsize=10, color="0.3")
     ax_ent.set_ylim(0, math.log(seq_len) * 1.15)
     ax_ent.set_ylabel("一行的熵（nats，平均）")
-    ax_ent.set_title("熵：越接近 0 越像 one-hot")
+    ax_ent.set_title("熵：越接近 0 越像独热")
     for ax in (ax_max, ax_ent):
         _log2_axis(ax, values[::2] if len(values) > 6 else values)  # every other d_k: 10 pt labels fit
         ax.legend(loc="center right", frameon=False)

@@ -211,17 +211,25 @@ def test_encoder_layer_with_given_attention_keeps_the_random_order(norm):
     torch.testing.assert_close(given(x, causal_mask(5))[0], alone(x, causal_mask(5))[0])
 
 
-@pytest.mark.skipif(not hasattr(book, "TransformerBlock"), reason="chapter 12's block is gone")
 @pytest.mark.parametrize("norm", ["post", "pre"])
-def test_encoder_layer_matches_chapter_12_block(norm):
-    """Chapter 12's TransformerBlock is this layer with a scale switch: same seed, same numbers."""
+def test_part_four_models_are_built_from_this_layer(norm):
+    """Chapter 12's TinyTransformer and chapter 13's CharTransformer reuse EncoderLayer (issue 23):
+    same seed, same parameters as the layer built by hand in the same random order."""
     torch.manual_seed(5)
-    layer = EncoderLayer(16, 4, 64, norm=norm)
+    tiny = book.TinyTransformer(9, d_model=16, num_heads=4, num_layers=1, d_ff=64, norm=norm)
     torch.manual_seed(5)
-    block = book.TransformerBlock(16, 4, 64, norm=norm)
-    x = torch.randn(2, 6, 16)
-    mask = causal_mask(6)
-    torch.testing.assert_close(layer(x, mask)[0], block(x, mask)[0])
+    torch.nn.Embedding(9, 16)  # the model's embedding draws first
+    layer = EncoderLayer(16, 4, 64, norm=norm, self_attn=book.ScalableMultiHeadSelfAttention(16, 4))
+    block = tiny.blocks[0]
+    assert isinstance(block, EncoderLayer) and block.norm == norm
+    mine, theirs = dict(block.named_parameters()), dict(layer.named_parameters())
+    assert mine.keys() == theirs.keys()
+    for name, p in mine.items():
+        assert torch.equal(p, theirs[name]), name
+    char = book.CharTransformer(11, d_model=16, num_heads=2, num_layers=1, max_len=8)
+    assert isinstance(char.blocks[0], EncoderLayer) and char.blocks[0].norm == "pre"
+    assert isinstance(char.blocks[0].ffn.activation, torch.nn.GELU)
+    assert char.blocks[0].ffn.linear1.out_features == 4 * 16
 
 
 @pytest.mark.parametrize("call, arg", [
@@ -414,3 +422,14 @@ def test_cache_copy_leaves_the_original_alone():
 ])
 def test_cache_errors(assert_reader_error, call, arg):
     assert_reader_error(lambda: call(KVCache()), arg)
+
+
+def test_the_cache_refuses_an_attention_whose_forward_it_would_skip():
+    """KVCache.attend uses MultiHeadSelfAttention's projections directly; another module (chapter
+    12's scalable attention, or any module with forward(x, mask)) would be silently bypassed."""
+    from attnbook.book import KVCache, MultiHeadSelfAttention, ScalableMultiHeadSelfAttention
+
+    x = torch.randn(1, 3, 16)
+    KVCache().attend(MultiHeadSelfAttention(16, 4), x)  # the book's own attention: fine
+    with pytest.raises(ValueError, match="MultiHeadSelfAttention"):  # AttnBookError
+        KVCache().attend(ScalableMultiHeadSelfAttention(16, 4, scale=False), x)
