@@ -891,8 +891,9 @@ class KVCache:
         if not isinstance(x_new, torch.Tensor) or x_new.dim() != 3 or x_new.size(1) < 1:
             raise fail("x_new", x_new, "[batch, n_new, d_model] 的三维张量，n_new ≥ 1")
         if type(attn) is not MultiHeadSelfAttention:  # 下面直接用它的投影，不调用 forward
-            raise fail("attn", type(attn).__name__, "第 8 章的 MultiHeadSelfAttention：缓存直接用它的 W_q、"
-                       "W_k、W_v、out_proj，别的注意力模块的 forward 在这里不会被调用")
+            raise fail("attn", type(attn).__name__,
+                       "第 8 章的 MultiHeadSelfAttention：缓存直接用它的 W_q、W_k、W_v、"
+                       "out_proj，别的注意力模块的 forward 在这里不会被调用")
         Q = attn.split_heads(attn.W_q(x_new))  # [batch, num_heads, n_new, d_k]：只算新位置
         K_new = attn.split_heads(attn.W_k(x_new))  # [batch, num_heads, n_new, d_k]
         V_new = attn.split_heads(attn.W_v(x_new))

@@ -237,6 +237,12 @@ def english_forms(entries: list[book_text.Entry]) -> list[tuple[str, str]]:
     return sorted(out, key=lambda f: (-len(f[0]), f[0]))
 
 
+#: Abbreviations that are names, written the same way in Chinese technical prose: the model family
+#: (RNN) and PyTorch's function (SDPA). They may follow their first mention; the words they
+#: abbreviate may not.
+ABBREVIATIONS = frozenset({"RNN", "SDPA"})
+
+
 def english_uses(cells: list, entries: list[book_text.Entry]) -> list[tuple[int, str, str]]:
     """(cell, English word as written, entry) for each use of a glossary term's English in the prose
     of a page's Markdown cells (not code, inline code, math, link targets, the 参考 list), after
@@ -262,6 +268,8 @@ def english_uses(cells: list, entries: list[book_text.Entry]) -> list[tuple[int,
                 taken[match.start():match.end()] = [True] * (match.end() - match.start())
                 found.append((match.start(), match.group(0), name))
         for _, word, name in sorted(found):
+            if word.rstrip("s") in ABBREVIATIONS:
+                continue
             if name in seen:
                 uses.append((index, word, name))
             seen.add(name)
