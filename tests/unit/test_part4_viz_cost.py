@@ -119,7 +119,9 @@ def test_windowed_attention_never_builds_the_full_matrix():
     full = score_matrix_bytes(4096)
     window_peak = peak_memory(lambda: sliding_window_attention(x["Q"], x["K"], x["V"], 64))
     full_peak = peak_memory(lambda: scaled_dot_product_attention(x["Q"], x["K"], x["V"])[0])
-    assert window_peak < 0.3 * full < full_peak
+    # alone ~0.19 of the full matrix; under make test's parallel load up to ~0.33 was seen (RSS-based):
+    # half the full matrix still shows it was never built
+    assert window_peak < 0.5 * full < full_peak
 
 
 # ---------------------------------------------------------------------------------------------
