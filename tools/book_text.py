@@ -39,6 +39,8 @@ import pathlib
 import re
 import unicodedata
 
+import myst_render  # tools/myst_render.py (same folder; it imports nothing of ours)
+
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 GLOSSARY = ROOT / "appendix" / "glossary.md"
 
@@ -206,7 +208,7 @@ def run_problems(cells, where: str = "") -> list[str]:
 
 
 # -- prose ------------------------------------------------------------------------------------
-ROLE = re.compile(r"\{([a-z][a-z:-]*)\}`([^`]*)`")
+ROLE = myst_render.ROLE  # {role}`text`: the one pattern the renderer uses
 FENCE_OPEN = re.compile(r"^\s*(`{3,}|~{3,}|:{3,})(\{[a-z-]+\})?\s*(.*)$")
 INLINE_MATH = re.compile(r"(?<![\\$])\$(?!\$)([^$\n]+?)(?<![\\$])\$(?!\$)")
 DISPLAY_MATH_LINE = re.compile(r"^\s*\$\$.*\$\$\s*$")
