@@ -82,7 +82,6 @@ def dumps(nb: dict) -> str:
 #: in the editions too (one Markdown cell per ## section), and the links point to it. A link from a
 #: notebook to any other .md page fails the build (it would be a dead link in JupyterLab and Colab).
 MARKDOWN_PAGES = ("appendix/math_refresher.md",)
-MD_LINK = re.compile(r"(\]\()([^)#\s]+\.md)(#[^)\s]*)?(\))")
 
 
 def source_pages() -> list[pathlib.Path]:
@@ -114,14 +113,14 @@ def link_md_pages(text: str, page: str, where: str) -> str:
     """Point Markdown links to a .md page of the book at that page's notebook edition."""
     def repl(match: re.Match) -> str:
         target = match.group(2)
-        if "://" in target:
+        if "://" in target or not target.endswith(".md"):
             return match.group(0)
         resolved = posixpath.normpath(posixpath.join(posixpath.dirname(page), target))
         if resolved not in MARKDOWN_PAGES:
             raise myst_render.RenderError(f"{where}：链接到 {resolved}，这一页没有笔记本版"
                                           "（把它加进 tools/editions.py 的 MARKDOWN_PAGES，或改成文字）")
         return f"{match.group(1)}{target[:-3]}.ipynb{match.group(3) or ''}{match.group(4)}"
-    return MD_LINK.sub(repl, text)
+    return myst_render.PAGE_LINK.sub(repl, text)  # links to .ipynb pages stay as written
 
 
 def book_context(pages: list[pathlib.Path]) -> myst_render.Book:

@@ -183,17 +183,28 @@ def cell_counts(cell, *, setup: bool = False) -> Counts:
     return counts
 
 
+def _each_cell(cells):
+    """(index, the ## section it stands in, its counts) for every cell; the first two code cells
+    (setup and imports) count nothing."""
+    section = None
+    code_seen = 0
+    for index, cell in enumerate(cells):
+        if cell["cell_type"] == "code":
+            code_seen += 1
+        elif cell["cell_type"] == "markdown":
+            for line in book_text.text(cell).splitlines():
+                heading = re.match(r"##\s+(\S+)", line)
+                if heading:
+                    section = heading.group(1)
+        setup = cell["cell_type"] == "code" and code_seen <= 2
+        yield index, section, cell_counts(cell, setup=setup)
+
+
 def notebook_counts(cells) -> tuple[Counts, Counts]:
     """(main line, deep dives) counts of a notebook's cells."""
     deep = book_text.deep_dive_cells(cells)
     main, dives = Counts(), Counts()
-    code_seen = 0
-    for index, cell in enumerate(cells):
-        setup = False
-        if cell["cell_type"] == "code":
-            code_seen += 1
-            setup = code_seen <= 2
-        counts = cell_counts(cell, setup=setup)
+    for index, _, counts in _each_cell(cells):
         if index in deep:
             dives += counts
         else:
@@ -206,20 +217,9 @@ def exercise_counts(cells) -> Counts:
     the time a reader spends on the exercises rather than on reading and running the chapter."""
     deep = book_text.deep_dive_cells(cells)
     counts = Counts()
-    section = None
-    code_seen = 0
-    for index, cell in enumerate(cells):
-        setup = False
-        if cell["cell_type"] == "code":
-            code_seen += 1
-            setup = code_seen <= 2
-        if cell["cell_type"] == "markdown":
-            for line in book_text.text(cell).splitlines():
-                heading = re.match(r"##\s+(\S+)", line)
-                if heading:
-                    section = heading.group(1)
+    for index, section, cell in _each_cell(cells):
         if section == EXERCISE_SECTION and index not in deep:
-            counts += cell_counts(cell, setup=setup)
+            counts += cell
     return counts
 
 
@@ -237,12 +237,9 @@ def run_minutes(cells, run: book_text.Run) -> int:
     """One deep dive's minutes, rounded up to a whole minute (shown in its box on the site and in
     the notebook editions)."""
     counts = Counts()
-    code_seen = 0
-    for index, cell in enumerate(cells):
-        if cell["cell_type"] == "code":
-            code_seen += 1
+    for index, _, cell in _each_cell(cells):
         if index in run.cells:
-            counts += cell_counts(cell, setup=cell["cell_type"] == "code" and code_seen <= 2)
+            counts += cell
     return max(1, round_up(counts.minutes(), 1))
 
 
