@@ -228,34 +228,6 @@ def in_triangle(points, triangle, tol=1e-12):
 # ---- chapters/07_single_head.ipynb -------------------------------------------------------------
 
 
-def scaled_dot_product_attention(
-    Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, mask: torch.Tensor | None = None
-) -> tuple[torch.Tensor, torch.Tensor]:
-    """缩放点积注意力 softmax(Q Kᵀ / √d_k) V，一步一步写出来。
-
-    Q: [..., seq_len_q, d_k]；K: [..., seq_len_k, d_k]；V: [..., seq_len_k, d_v]
-    （“...”是任意多个前导维，例如 [batch] 或 [batch, num_heads]）。
-    mask：布尔 True（或 1）= 保留，False（或 0）= 屏蔽，与 SDPA 的布尔掩码相同。
-    形状是一维 [seq_len_k]、二维 [seq_len_q, seq_len_k]，或与分数一样多维、
-    能广播到分数而不把它撑大（见 check_mask）。
-    加性浮点掩码会被拒绝。
-    返回 (out [..., seq_len_q, d_v], attn_weights [..., seq_len_q, seq_len_k])。
-    某个查询的键全被屏蔽时，它那一行是 NaN（见第 9 章“整行被遮”）。
-    """
-    # 形状或掩码不对时给出中文报错（见下面的选读）
-    check_attention_inputs(Q, K, V, mask)
-    d_k = Q.size(-1)
-    # 1、2：[..., seq_len_q, seq_len_k]
-    scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)
-    if mask is not None:
-        keep = mask if mask.dtype == torch.bool else mask == 1  # 0/1 张量转成布尔
-        scores = scores.masked_fill(~keep, float("-inf"))  # （掩码）False = 屏蔽
-    # 3：[..., seq_len_q, seq_len_k]，每行和为 1
-    attn_weights = torch.softmax(scores, dim=-1)
-    out = attn_weights @ V  # 4：[..., seq_len_q, d_v]
-    return out, attn_weights
-
-
 def check_mask(mask: torch.Tensor, scores_shape: torch.Size) -> None:
     """检查掩码是否合本书的约定（True/1 = 保留，False/0 = 屏蔽）。
 
@@ -300,6 +272,12 @@ def check_mask(mask: torch.Tensor, scores_shape: torch.Size) -> None:
         shape = torch.broadcast_shapes(mask.shape, scores_shape)
     except RuntimeError:
         shape = None
+    if (shape != scores_shape and mask.dim() == 2 and len(scores_shape) > 2
+            and mask.shape == (scores_shape[0], scores_shape[-1])):
+        index = "[:, None, None, :]" if len(scores_shape) == 4 else "[:, None, :]"
+        raise fail("mask", mask,
+                   f"能广播到注意力分数 {tuple(scores_shape)} 的形状。这像是每句一行的"
+                   f"填充掩码 [batch, seq_len_k]：写成 mask{index}")
     if shape != scores_shape:
         raise fail("mask", mask,
                    f"能广播到注意力分数 {tuple(scores_shape)}、而且不把它撑大的形状。"
@@ -333,6 +311,43 @@ def check_attention_inputs(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor,
                    "建掩码时传 device=Q.device，或用 mask.to(Q.device)")
 
 
+def check_sizes(**sizes: int | None) -> None:
+    """检查层的尺寸参数（d_model、d_k……）：None 表示用默认值，其余必须是正整数。"""
+    for name, value in sizes.items():
+        if value is None:
+            continue
+        if isinstance(value, bool) or not hasattr(value, "__index__") or value < 1:
+            raise fail(name, value, "正整数")
+
+
+def scaled_dot_product_attention(
+    Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """缩放点积注意力 softmax(Q Kᵀ / √d_k) V，一步一步写出来。
+
+    Q: [..., seq_len_q, d_k]；K: [..., seq_len_k, d_k]；V: [..., seq_len_k, d_v]
+    （“...”是任意多个前导维，例如 [batch] 或 [batch, num_heads]）。
+    mask：布尔 True（或 1）= 保留，False（或 0）= 屏蔽，与 SDPA 的布尔掩码相同。
+    形状是一维 [seq_len_k]、二维 [seq_len_q, seq_len_k]，或与分数一样多维、
+    能广播到分数而不把它撑大（见 check_mask）。
+    加性浮点掩码会被拒绝。
+    返回 (out [..., seq_len_q, d_v], attn_weights [..., seq_len_q, seq_len_k])。
+    某个查询的键全被屏蔽时，它那一行是 NaN（见第 9 章“整行被遮”）。
+    """
+    # 形状或掩码不对时给出中文报错（上一格定义）
+    check_attention_inputs(Q, K, V, mask)
+    d_k = Q.size(-1)
+    # 1、2：[..., seq_len_q, seq_len_k]
+    scores = Q @ K.transpose(-2, -1) / math.sqrt(d_k)
+    if mask is not None:
+        keep = mask if mask.dtype == torch.bool else mask == 1  # 0/1 张量转成布尔
+        scores = scores.masked_fill(~keep, float("-inf"))  # （掩码）False = 屏蔽
+    # 3：[..., seq_len_q, seq_len_k]，每行和为 1
+    attn_weights = torch.softmax(scores, dim=-1)
+    out = attn_weights @ V  # 4：[..., seq_len_q, d_v]
+    return out, attn_weights
+
+
 class SelfAttention(nn.Module):
     """单头自注意力：Q、K、V 是同一个 x 的三个线性投影。
 
@@ -345,11 +360,7 @@ class SelfAttention(nn.Module):
     def __init__(self, d_model: int, d_k: int | None = None,
                  d_v: int | None = None) -> None:
         super().__init__()
-        for name, value in (("d_model", d_model), ("d_k", d_k), ("d_v", d_v)):
-            if value is None:
-                continue
-            if isinstance(value, bool) or not hasattr(value, "__index__") or value < 1:
-                raise fail(name, value, "正整数")
+        check_sizes(d_model=d_model, d_k=d_k, d_v=d_v)  # 不是正整数就报中文错误
         self.d_model = d_model
         self.d_k = d_k if d_k is not None else d_model
         self.d_v = d_v if d_v is not None else d_model
@@ -371,10 +382,26 @@ class SelfAttention(nn.Module):
 # ---- chapters/08_multi_head.ipynb --------------------------------------------------------------
 
 
-class MultiHeadSelfAttention(nn.Module):
-    """多头自注意力：num_heads 个头，每个头 d_k = d_model // num_heads 维。
+def check_heads(d_model: int, num_heads: int) -> tuple[int, int]:
+    """检查多头的尺寸：d_model、num_heads 是正整数，num_heads 能整除 d_model。
 
-    所有头一次批量算完。
+    返回 (d_model, num_heads)，都转成 int（也接受 np.int64(8) 这样的整数）。
+    """
+    for name, value in (("d_model", d_model), ("num_heads", num_heads)):
+        if isinstance(value, bool) or not hasattr(value, "__index__") or value < 1:
+            raise fail(name, value, "正整数")
+    d_model, num_heads = d_model.__index__(), num_heads.__index__()
+    if d_model % num_heads != 0:
+        divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
+        raise fail("num_heads", num_heads,
+                   f"能整除 d_model={d_model} 的数（{d_model} % {num_heads} = "
+                   f"{d_model % num_heads}，多出的列没法平均分给各个头）。"
+                   f"num_heads 可取 {d_model} 的因数：{divisors}")
+    return d_model, num_heads
+
+
+class MultiHeadSelfAttention(nn.Module):
+    """多头自注意力：num_heads 个头，每个头 d_k = d_model // num_heads 维，一次算完。
 
     forward(x [batch, seq_len, d_model], mask=None)
         -> (out [batch, seq_len, d_model],
@@ -386,17 +413,8 @@ class MultiHeadSelfAttention(nn.Module):
 
     def __init__(self, d_model: int, num_heads: int = 8) -> None:
         super().__init__()
-        for name, value in (("d_model", d_model), ("num_heads", num_heads)):
-            if isinstance(value, bool) or not hasattr(value, "__index__") or value < 1:
-                raise fail(name, value, "正整数")
-        # 也接受 np.int64(8) 这样的整数
-        d_model, num_heads = d_model.__index__(), num_heads.__index__()
-        if d_model % num_heads != 0:
-            divisors = [h for h in range(1, d_model + 1) if d_model % h == 0]
-            raise fail("num_heads", num_heads,
-                       f"能整除 d_model={d_model} 的数（{d_model} % {num_heads} = "
-                       f"{d_model % num_heads}，多出的列没法平均分给各个头）。"
-                       f"num_heads 可取 {d_model} 的因数：{divisors}")
+        # 正整数、num_heads 能整除 d_model，否则报中文错误
+        d_model, num_heads = check_heads(d_model, num_heads)
         self.num_heads = num_heads
         self.d_model = d_model
         self.d_k = d_model // num_heads
@@ -413,10 +431,7 @@ class MultiHeadSelfAttention(nn.Module):
         return t.transpose(1, 2)  # 头提到第 1 维：每个头各自一张 [seq_len, d_k] 的表
 
     def merge_heads(self, t: torch.Tensor) -> torch.Tensor:
-        """split_heads 的逆：
-
-        [batch, num_heads, seq_len, d_k] -> [batch, seq_len, d_model]
-        """
+        """[batch, num_heads, seq_len, d_k] -> [batch, seq_len, d_model]"""
         batch, _, seq_len, _ = t.shape
         return t.transpose(1, 2).reshape(batch, seq_len, self.d_model)
 
@@ -441,14 +456,14 @@ def padding_mask(lengths: Sequence[int] | torch.Tensor, seq_len: int, *,
                  device: torch.device | str | None = None) -> torch.Tensor:
     """填充掩码（右侧填充）：第 b 句只保留前 lengths[b] 个位置（True = 保留）。
 
-    lengths: [batch]，每句的真实长度（整数，0 ≤ lengths[b] ≤ seq_len）。
-    device: 结果放在哪个设备上；不给时跟随 lengths（列表则在 CPU 上）。
-    返回 bool [batch, 1, 1, seq_len]：遮的是键（第 3 维），可广播到分数
-    [batch, num_heads, seq_len_q, seq_len]。
+    lengths: [batch]，每句的真实长度；device: 不给时跟随 lengths（列表则在 CPU 上）。
+    返回 bool [batch, 1, 1, seq_len]：遮的是键，可广播到分数 [batch, num_heads, L_q, seq_len]。
     """
     if isinstance(seq_len, bool) or not hasattr(seq_len, "__index__") or seq_len < 1:
         raise fail("seq_len", seq_len, "正整数")
     lengths = torch.as_tensor(lengths)
+    if lengths.numel() == 0:
+        raise fail("lengths", lengths.tolist(), "至少一句的长度（batch ≥ 1）")
     if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
         raise fail("lengths", lengths, "一维整数序列 [batch]（收到的 dtype 是 "
                                        f"{lengths.dtype}）")
@@ -464,15 +479,10 @@ def causal_mask(seq_len: int, *, device: torch.device | str | None = None,
                 dtype: torch.dtype = torch.bool) -> torch.Tensor:
     """因果掩码：查询 i 只能看键 0..i，对角线（自己）保留。
 
-    形状 [1, 1, seq_len, seq_len]。
-
-    dtype=torch.bool（默认）：True = 保留，给本书的函数和 SDPA 用。
-    dtype 为浮点类型：加性掩码，0 = 保留、−inf = 屏蔽；
-    SDPA 和 nn.MultiheadAttention 对加性掩码
-    的理解相同（加到分数上），不必操心布尔的极性。
+    返回 [1, 1, seq_len, seq_len]（各句、各头都一样），靠广播用到分数上。
+    dtype=torch.bool（默认）：True = 保留，给本书的函数和 SDPA 用；浮点 dtype：
+    加性掩码，0 = 保留、−inf = 屏蔽（SDPA 和 nn.MultiheadAttention 都加到分数上）。
     device：在模型所在的设备上直接建，免得 CPU/GPU 不一致。
-    所有句子、所有头的因果掩码都一样，所以第 0、1 维是 1：
-    靠广播用到 [batch, num_heads, seq_len, seq_len] 上。
     """
     if isinstance(seq_len, bool) or not hasattr(seq_len, "__index__") or seq_len < 1:
         raise fail("seq_len", seq_len, "正整数")
@@ -496,13 +506,10 @@ def causal_mask(seq_len: int, *, device: torch.device | str | None = None,
 def sinusoidal_positional_encoding(seq_len: int, d_model: int, *,
                                    device: torch.device | str | None = None,
                                    dtype: torch.dtype | None = None) -> torch.Tensor:
-    """正弦位置编码：PE[pos, 2i] = sin(pos / 10000^(2i/d_model))，
-    PE[pos, 2i+1] = cos(同一角度)。
+    """正弦位置编码：PE[pos, 2i] = sin(pos / 10000^(2i/d_model))，PE[pos, 2i+1] = cos(同一角度)。
 
-    返回 [seq_len, d_model]，放在 device 上，类型为 dtype（默认 float32）。
-    角度用 float32 算（要 float64 时用 float64），再转成 dtype：
-    直接用 bf16/fp16 算 pos / 10000^(…)，位置一大就不准了。
-    没有可学习参数，任意 seq_len 都能算。
+    返回 [seq_len, d_model]，类型为 dtype（默认 float32）。角度至少用 float32 算再转成
+    dtype（bf16/fp16 直接算，位置一大就不准）。没有可学习参数，任意 seq_len 都能算。
     """
     for name, value in (("seq_len", seq_len), ("d_model", d_model)):
         if isinstance(value, bool) or not hasattr(value, "__index__") or value < 1:
@@ -874,6 +881,10 @@ class KVCache:
         elif K_new.shape[:2] != self.K.shape[:2] or K_new.size(3) != self.K.size(3):
             raise fail("K_new", K_new, "与缓存相同的 batch、num_heads、d_k"
                        f"（缓存里是 {tuple(self.K.shape)}）")
+        elif {K_new.dtype, V_new.dtype, K_new.device, V_new.device} != {
+                self.K.dtype, self.K.device}:  # torch.cat 会悄悄提升精度
+            raise fail("K_new", K_new, f"与缓存相同的 dtype 和设备（缓存里是 "
+                       f"{self.K.dtype}、{self.K.device}）")
         else:
             self.K = torch.cat([self.K, K_new], dim=2)  # 位置维变长 n_new
             self.V = torch.cat([self.V, V_new], dim=2)
@@ -1949,10 +1960,12 @@ __all__ = [
     'softmax_jacobian',
     'barycentric',
     'in_triangle',
-    'scaled_dot_product_attention',
     'check_mask',
     'check_attention_inputs',
+    'check_sizes',
+    'scaled_dot_product_attention',
     'SelfAttention',
+    'check_heads',
     'MultiHeadSelfAttention',
     'padding_mask',
     'causal_mask',

@@ -116,6 +116,20 @@ def test_reading_time_counts_what_a_reader_does(cells):
     assert m == 5
 
 
+def test_a_cell_with_several_sections_is_counted_in_each():
+    """The last exercise often shares a Markdown cell with 下一步 and 参考: the exercise's text counts
+    as exercise time, 下一步 as reading, 参考 as nothing; 小结 before ## 练习 in one cell is reading."""
+    cells = [md("# 章"), code("setup"), code("import torch"),
+             md("## 小结\n" + "读" * 300 + "\n\n## 练习\n\n**练习 01-1.** " + "题" * 150),
+             md("**练习 01-2.** " + "题" * 150 + "\n\n## 下一步\n\n" + "读" * 300 + "\n\n## 参考\n\n" + "书" * 900)]
+    exercise = reading_time.exercise_counts(cells)
+    main, _ = reading_time.notebook_counts(cells)
+    assert exercise.exercises == 2
+    assert exercise.cjk == len("练习" "练习" + "题" * 150 + "练习" + "题" * 150)
+    # reading: the title, 小结 and 下一步; the 参考 list counts nothing
+    assert main.cjk - exercise.cjk == len("章" "小结" + "读" * 300 + "下一步" + "读" * 300)
+
+
 def test_the_header_is_checked_and_rewritten(cells):
     assert reading_time.header_problems(cells, "fx") == []
     stale = copy.deepcopy(cells)

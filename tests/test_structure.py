@@ -336,3 +336,91 @@ def test_session_decks_take_no_deep_dive():
         problems += [f"{session}：{page} 的单元 {pick}（第 {where[pick.split(':')[0]]} 个）在选读里"
                      for pick in picks if where.get(pick.split(":")[0]) in deep]
     assert not problems, "\n".join(problems) + "\n（改 SESSION_CELLS 和教师指南，或把它移回主线）"
+
+
+# -- the main line runs without its deep dives -----------------------------------------------------
+import ast  # noqa: E402
+import builtins  # noqa: E402
+
+GLUE_ROLE = re.compile(r"\{glue(?::text|:md)?\}`([^`:]+)")
+
+
+def _python(source: str) -> ast.Module:
+    """A code cell's Python: IPython magics and shell lines (%…, !…) left out."""
+    return ast.parse("\n".join(line[:len(line) - len(line.lstrip())] + "pass"
+                               if line.lstrip().startswith(("%", "!")) else line
+                               for line in source.splitlines()))
+
+
+def _bound(tree: ast.AST) -> set[str]:
+    """Every name a cell binds anywhere (assignments, imports, defs, parameters, loop targets)."""
+    names = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names
+
+
+def _loaded(tree: ast.AST) -> set[str]:
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load)}
+
+
+def _glued(tree: ast.AST) -> set[str]:
+    return {node.args[0].value for node in ast.walk(tree)
+            if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) == "glue"
+            and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)}
+
+
+def main_line_dependencies(cells) -> list[str]:
+    """What a reader who skips every 选读 cannot run or read: a main-line code cell that uses a name
+    only a deep-dive cell binds, and a main-line {glue:text} whose key only a deep-dive cell glues."""
+    deep = book_text.deep_dive_cells(cells)
+    main_names, deep_names, main_keys, deep_keys = set(), set(), set(), set()
+    trees = {i: _python(book_text.text(c)) for i, c in enumerate(cells) if c["cell_type"] == "code"}
+    for i, tree in trees.items():
+        (main_keys if i not in deep else deep_keys).update(_glued(tree))
+    problems = []
+    for i, cell in enumerate(cells):
+        if i in trees:
+            tree = trees[i]
+            if i not in deep:
+                missing = (_loaded(tree) - _bound(tree) - main_names - set(dir(builtins))) & deep_names
+                problems += [f"第 {i} 个单元（主线）用到 {name}，它只在选读里定义" for name in sorted(missing)]
+                main_names |= _bound(tree)
+            else:
+                deep_names |= _bound(tree)
+        elif cell["cell_type"] == "markdown" and i not in deep:
+            problems += [f"第 {i} 个单元（主线）引用 glue 键 {key}，它只在选读里算出"
+                         for key in GLUE_ROLE.findall(book_text.text(cell))
+                         if key in deep_keys - main_keys]
+    return problems
+
+
+def test_main_line_dependencies_are_found():
+    cells = [nbformat.v4.new_markdown_cell("# 章"),
+             nbformat.v4.new_markdown_cell("### 选读：细节", metadata={"tags": ["deep-dive"]}),
+             nbformat.v4.new_code_cell("def helper(x):\n    return x\nglue('k', 1)", metadata={"tags": ["deep-dive"]}),
+             nbformat.v4.new_markdown_cell("## 下一节"),
+             nbformat.v4.new_code_cell("%matplotlib inline\ny = helper(2)\nprint(len([y]))"),
+             nbformat.v4.new_markdown_cell("值是 {glue:text}`k:.2f`。")]
+    assert main_line_dependencies(cells) == ["第 4 个单元（主线）用到 helper，它只在选读里定义",
+                                             "第 5 个单元（主线）引用 glue 键 k，它只在选读里算出"]
+    cells[4] = nbformat.v4.new_code_cell("def helper(x):\n    return 2 * x\nglue('k', helper(2))")
+    assert main_line_dependencies(cells) == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids(NOTEBOOKS))
+def test_main_line_runs_without_its_deep_dives(path):
+    """A reader who skips the 选读 blocks (issue 23) can still run every main-line cell and read every
+    number the main line states: no main-line code cell loads a name that only a 选读 cell binds, and
+    no main-line {glue:text} names a key that only a 选读 cell glues."""
+    problems = main_line_dependencies(_cells(path))
+    assert not problems, "\n".join(problems)

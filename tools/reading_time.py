@@ -156,6 +156,21 @@ def _output_counts(outputs: list) -> tuple[int, int]:
     return figures, min(lines, OUTPUT_CAP)
 
 
+def markdown_counts(source: str) -> Counts:
+    """The counts of a piece of Markdown (a 参考 section counts nothing: nobody reads a reference list)."""
+    counts = Counts()
+    kept = "\n".join(part for title, part in book_text.split_sections(source) if title != "参考")
+    prose = book_text.prose(kept)
+    counts.cjk = book_text.cjk_chars(prose.text)
+    counts.words = book_text.latin_words(prose.text)
+    counts.inline_math = prose.inline_math
+    counts.display_math = prose.display_math
+    counts.code_lines = prose.code_lines
+    counts.figures = prose.images
+    counts.exercises = len(set(re.findall(r"\*\*练习\s*(\d{2}-\d+)", kept)))
+    return counts
+
+
 def cell_counts(cell, *, setup: bool = False) -> Counts:
     """The counts of one cell (setup: one of the first two code cells, which count nothing)."""
     counts = Counts()
@@ -164,16 +179,7 @@ def cell_counts(cell, *, setup: bool = False) -> Counts:
         return counts
     source = book_text.text(cell)
     if cell["cell_type"] == "markdown":
-        kept = "\n".join(part for title, part in book_text.split_sections(source) if title != "参考")
-        prose = book_text.prose(kept)
-        counts.cjk = book_text.cjk_chars(prose.text)
-        counts.words = book_text.latin_words(prose.text)
-        counts.inline_math = prose.inline_math
-        counts.display_math = prose.display_math
-        counts.code_lines = prose.code_lines
-        counts.figures = prose.images
-        counts.exercises = len(set(re.findall(r"\*\*练习\s*(\d{2}-\d+)", kept)))
-        return counts
+        return markdown_counts(source)
     if cell["cell_type"] != "code":
         return counts
     if not cell_tags & (NO_INPUT_TAGS | SOLUTION_TAGS):
@@ -183,19 +189,24 @@ def cell_counts(cell, *, setup: bool = False) -> Counts:
     return counts
 
 
+def _section(title: str) -> str:
+    return title.split()[0] if title.split() else title
+
+
 def _each_cell(cells):
     """(index, the ## section it stands in, its counts) for every cell; the first two code cells
-    (setup and imports) count nothing."""
+    (setup and imports) count nothing. A Markdown cell that holds several ## sections (the last
+    exercise, then 下一步 and 参考) yields one piece per section, each counted where it stands."""
     section = None
     code_seen = 0
     for index, cell in enumerate(cells):
         if cell["cell_type"] == "code":
             code_seen += 1
-        elif cell["cell_type"] == "markdown":
-            for line in book_text.text(cell).splitlines():
-                heading = re.match(r"##\s+(\S+)", line)
-                if heading:
-                    section = heading.group(1)
+        elif cell["cell_type"] == "markdown" and not (book_text.tags(cell) & SKIP_TAGS or is_header(cell)):
+            for title, part in book_text.split_sections(book_text.text(cell)):
+                section = _section(title) if title else section
+                yield index, section, (markdown_counts(part) if title != "参考" else Counts())
+            continue
         setup = cell["cell_type"] == "code" and code_seen <= 2
         yield index, section, cell_counts(cell, setup=setup)
 

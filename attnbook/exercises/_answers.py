@@ -98,6 +98,11 @@ def _number_from_text(text: str, depth: int) -> np.ndarray:
     cleaned = clean_text(text).replace(" ", "").replace("−", "-").replace("_", "")
     if _THOUSANDS.fullmatch(cleaned):  # "98,496" and "98，496" (NFKC makes the full-width comma ASCII)
         cleaned = cleaned.replace(",", "")
+    elif "," in cleaned:  # "0.57, 0.43, 0": a list typed without its brackets
+        try:
+            return _number_from_text(f"[{clean_text(text)}]", depth)
+        except Unreadable:
+            raise Unreadable(f"收到了文字 {show(text)}，但这题要的是数值") from None
     try:
         return np.asarray(float(Fraction(cleaned)))
     except (ValueError, ZeroDivisionError, OverflowError):

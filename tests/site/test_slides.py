@@ -11,6 +11,8 @@ from html import unescape
 
 import pytest
 
+from conftest import _watched_page  # tests/site/conftest.py
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SESSIONS = ("session1", "session2")
 
@@ -165,34 +167,67 @@ async () => {
 """
 
 
-@pytest.mark.parametrize("size", [(1280, 720), (1024, 768)], ids=["1280x720", "1024x768"])
-def test_every_slide_fits_a_projector(browser, server, slides, size):
+SIZES = [(1280, 720), (1024, 768)]
+
+
+@pytest.fixture(scope="module")
+def deck_tour(browser, server, slides) -> dict[str, dict]:
+    """Every deck loaded once (loading a deck and typesetting its formulas is most of this file's
+    time): at 1280 × 720 the projector measurement and the 选读 labels, then the same page resized to
+    1024 × 768 (Reveal lays the deck out again) and measured again; with the console errors, the
+    off-site requests and the formulas seen while it loaded."""
+    context = browser.new_context(viewport={"width": SIZES[0][0], "height": SIZES[0][1]})
+    page = _watched_page(context, server)
+    seen = {}
+    for deck in decks(slides.parent):
+        page.set_viewport_size({"width": SIZES[0][0], "height": SIZES[0][1]})
+        page.attnbook_errors.clear()
+        page.attnbook_offsite.clear()
+        page.goto(f"{server}/slides/{deck.name}", wait_until="load")
+        page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=15_000)
+        entry = {SIZES[0]: page.evaluate(PROJECTOR_JS), "labels": page.evaluate(LABELS_JS)}
+        for width, height in SIZES[1:]:
+            page.set_viewport_size({"width": width, "height": height})
+            page.evaluate("Reveal.layout()")
+            entry[(width, height)] = page.evaluate(PROJECTOR_JS)
+        entry["has_math"] = "$" in deck.read_text(encoding="utf-8")
+        entry["mjx"] = page.locator("mjx-container").count()
+        entry["errors"], entry["offsite"] = list(page.attnbook_errors), list(page.attnbook_offsite)
+        seen[deck.name] = entry
+    context.close()
+    return seen
+
+
+def test_every_deck_loads_offline_and_typesets_its_formulas(deck_tour):
+    """What tests/site/test_browser.py checks on the pages (its tour leaves the decks to this file)."""
+    for name, seen in deck_tour.items():
+        assert seen["errors"] == [], f"{name}: {seen['errors']}"
+        assert seen["offsite"] == [], f"{name}: {seen['offsite']}"
+        assert seen["mjx"] > 0 or not seen["has_math"], f"{name}：公式没有排版"
+    assert sum(seen["has_math"] for seen in deck_tour.values()) >= 10
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["1280x720", "1024x768"])
+def test_every_slide_fits_a_projector(deck_tour, size):
     """Every deck (chapters and the 2 × 45 minute plan) at two projector resolutions: no slide overflows,
     body text is drawn at 28 px or more (at 1280 × 720), a slider shares its slide with its instruction,
     and no glue key or MyST reaches a slide or a speaker note."""
     width, height = size
-    context = browser.new_context(viewport={"width": width, "height": height})
-    page = context.new_page()
-    problems, fonts, total = [], [], 0
-    for deck in decks(slides.parent):
-        page.goto(f"{server}/slides/{deck.name}", wait_until="load")
-        page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=15_000)
-        found = page.evaluate(PROJECTOR_JS)
+    problems, total = [], 0
+    for name, seen in deck_tour.items():
+        found = seen[size]
         total += found["slides"]
         if found["overflow"]:
-            problems.append(f"{deck.name}：{len(found['overflow'])} 张幻灯片放不下（第 h.v 张）："
+            problems.append(f"{name}：{len(found['overflow'])} 张幻灯片放不下（第 h.v 张）："
                             + "；".join(found["overflow"][:6]))
         if found["sliders"]:
-            problems.append(f"{deck.name}：滑块和它的说明不在同一张幻灯片上：{found['sliders']}")
+            problems.append(f"{name}：滑块和它的说明不在同一张幻灯片上：{found['sliders']}")
         if found["raw"]:
-            problems.append(f"{deck.name}：没有渲染的 MyST 或 glue 键：{found['raw'][:5]}")
+            problems.append(f"{name}：没有渲染的 MyST 或 glue 键：{found['raw'][:5]}")
         if found["merror"]:
-            problems.append(f"{deck.name}：{found['merror']} 个公式排版出错")
-        if size == (1280, 720):
-            fonts.append(found["font"])
-            if found["font"] < 28:
-                problems.append(f"{deck.name}：正文字号 {found['font']:.1f} px < 28 px（{found['fontAt']}）")
-    context.close()
+            problems.append(f"{name}：{found['merror']} 个公式排版出错")
+        if size == SIZES[0] and found["font"] < 28:
+            problems.append(f"{name}：正文字号 {found['font']:.1f} px < 28 px（{found['fontAt']}）")
     assert total > 0
     assert not problems, f"{width}×{height}：\n" + "\n".join(problems)
 
@@ -224,28 +259,23 @@ LABELS_JS = r"""
 """
 
 
-def test_deep_dives_are_labelled_in_chapter_decks_and_left_out_of_session_decks(browser, server, slides):
+def test_deep_dives_are_labelled_in_chapter_decks_and_left_out_of_session_decks(deck_tour, slides):
     """Every slide of a chapter deck that shows a deep dive's cells carries the 选读 label; each deep
     dive's heading is on such a slide. The 2 × 45 minute session decks hold no deep dive."""
     titles = _deep_dive_titles()
     if not titles:
         pytest.skip("本书还没有选读（deep-dive 标签）")
-    context = browser.new_context(viewport={"width": 1280, "height": 720})
-    page = context.new_page()
     problems = []
     for stem, names in titles.items():
         deck = slides / f"{stem}.slides.html"
         if not DEEP_DIVE_CELL.search(deck.read_text(encoding="utf-8")):
             problems.append(f"{deck.name}：没有选读的单元")
             continue
-        page.goto(f"{server}/slides/{deck.name}", wait_until="load")
-        page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=15_000)
-        seen = page.evaluate(LABELS_JS)
+        seen = deck_tour[deck.name]["labels"]
         if seen["unlabelled"]:
             problems.append(f"{deck.name}：选读的幻灯片没有“选读”标签：{seen['unlabelled'][:3]}")
         shown = "\n".join(seen["labelled"])
         problems += [f"{deck.name}：选读“{t}”的标题不在带标签的幻灯片上" for t in names if t[:10] not in shown]
-    context.close()
     every = [t for names in titles.values() for t in names]
     for name in SESSIONS:
         html = (slides / f"{name}.slides.html").read_text(encoding="utf-8")

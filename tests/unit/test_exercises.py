@@ -345,6 +345,17 @@ def test_thousands_separators_are_read(capsys, answer):
     assert _said(capsys, "07-1", answer)[0]
 
 
+@pytest.mark.parametrize("answer", ["0.57, 0.43, 0", "0.57，0.43，0", "0.57, 0.43, 0。"])
+def test_a_list_typed_without_brackets_is_read(capsys, answer):
+    """Second Part III review m3: "0.57, 0.43, 0" was rejected as text while "[0.57, 0.43, 0]" passed."""
+    assert _said(capsys, "07-3", answer)[0]
+
+
+def test_text_that_is_no_list_says_so_in_its_own_words(capsys):
+    ok, out = _said(capsys, "07-3", "a, b")
+    assert not ok and "'a, b'" in out and "[" not in out.split("文字")[1].split("，")[0]
+
+
 def test_07_2_swapped_shapes_are_recognised(capsys):
     """part3 review m6."""
     ok, out = _said(capsys, "07-2", [[3, 7, 7], [3, 7, 12]])

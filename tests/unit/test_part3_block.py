@@ -433,3 +433,16 @@ def test_the_cache_refuses_an_attention_whose_forward_it_would_skip():
     KVCache().attend(MultiHeadSelfAttention(16, 4), x)  # the book's own attention: fine
     with pytest.raises(ValueError, match="MultiHeadSelfAttention"):  # AttnBookError
         KVCache().attend(ScalableMultiHeadSelfAttention(16, 4, scale=False), x)
+
+
+def test_kv_cache_refuses_another_dtype_instead_of_promoting():
+    """Second Part III review m4: torch.cat would silently turn a float32 cache into float64."""
+    from attnbook.book import KVCache
+    from attnbook.infra.errors import AttnBookError
+
+    cache = KVCache()
+    cache.append(torch.zeros(1, 2, 3, 4), torch.zeros(1, 2, 3, 4))
+    wide = torch.zeros(1, 2, 1, 4, dtype=torch.float64)
+    with pytest.raises(AttnBookError, match="dtype"):
+        cache.append(wide, wide)
+    assert len(cache) == 3 and cache.K.dtype == torch.float32

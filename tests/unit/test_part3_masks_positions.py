@@ -3,6 +3,7 @@ attnbook.pages.ch10, and the chapters' exercises (including the 找 bug set of c
 from __future__ import annotations
 
 import math
+import re
 import warnings
 
 import matplotlib
@@ -400,3 +401,27 @@ def test_sinusoidal_encoding_in_float64_is_float64_accurate():
             angle = pos / 10000 ** (2 * i / 8)
             assert abs(pe[pos, 2 * i].item() - math.sin(angle)) < 1e-9
             assert abs(pe[pos, 2 * i + 1].item() - math.cos(angle)) < 1e-9
+
+
+def test_an_empty_batch_of_lengths_is_named_as_such():
+    """Second Part III review m6: padding_mask([]) blamed the dtype of an empty list."""
+    from attnbook.book import padding_mask
+    from attnbook.infra.errors import AttnBookError
+
+    with pytest.raises(AttnBookError, match="batch ≥ 1"):
+        padding_mask([], 5)
+
+
+@pytest.mark.parametrize("lead", [(2, 3), (2,)])
+def test_a_per_sentence_padding_mask_gets_the_index_it_needs(lead):
+    """Second Part III review m5: a [batch, seq_len_k] mask was told to drop a dimension."""
+    from attnbook.book import scaled_dot_product_attention
+    from attnbook.infra.errors import AttnBookError
+
+    Q, K = torch.zeros(*lead, 5, 4), torch.zeros(*lead, 6, 4)
+    index = "mask[:, None, None, :]" if len(lead) == 2 else "mask[:, None, :]"
+    with pytest.raises(AttnBookError, match=re.escape(index)):
+        scaled_dot_product_attention(Q, K, K, torch.ones(2, 6, dtype=torch.bool))
+    mask = torch.ones(2, 6, dtype=torch.bool)
+    fixed = mask[:, None, None, :] if len(lead) == 2 else mask[:, None, :]
+    assert scaled_dot_product_attention(Q, K, K, fixed)[0].shape == (*lead, 5, 4)
