@@ -86,26 +86,31 @@ test-lab: student
 print-build: install
 	$(TIME_CMD) $(BIN)/python tools/make_pdf.py --build-only
 
-# Site, slides, PDF and kit: the browser tests of the site and the slides start as soon as the site is
-# built; beside them the PDF is printed and the kit packed, then the PDF's tests and the kit's install
-# test (a fresh venv) run. Each part prints its log when all have ended.
-test-built: html-noexec print-build student
+# Site, slides, PDF and kit: as soon as the site is built, the browser tests of its pages and those of
+# the slides start (two browsers, side by side); beside them the PDF's one-page build (its own folder)
+# is made and printed and the kit packed, then the PDF's tests and the kit's install test (a fresh venv)
+# run. Each part prints its log at the end.
+SITE_TESTS := tests/site --ignore=tests/site/test_jupyterlab.py --ignore=tests/site/test_dist.py \
+	--ignore=tests/site/test_pdf.py --ignore=tests/site/test_slides.py
+test-built: html-noexec student
 	@log=$$(mktemp -d); \
-	$(TIME_CMD) $(BIN)/python -m pytest -m site tests/site --ignore=tests/site/test_jupyterlab.py \
-	    --ignore=tests/site/test_dist.py --ignore=tests/site/test_pdf.py >$$log/site.log 2>&1 & site=$$!; \
-	{ $(TIME_CMD) $(BIN)/python tools/make_pdf.py --no-build && $(TIME_CMD) $(BIN)/python tools/make_dist.py; } \
+	$(TIME_CMD) $(BIN)/python -m pytest -m site $(SITE_TESTS) >$$log/site.log 2>&1 & site=$$!; \
+	$(TIME_CMD) $(BIN)/python -m pytest -m site tests/site/test_slides.py >$$log/slides.log 2>&1 & slides=$$!; \
+	{ $(TIME_CMD) $(BIN)/python tools/make_pdf.py --build-only && $(TIME_CMD) $(BIN)/python tools/make_pdf.py --no-build \
+	    && $(TIME_CMD) $(BIN)/python tools/make_dist.py; } \
 	    >$$log/pack.log 2>&1; rp=$$?; \
 	if [ $$rp -eq 0 ]; then \
 	    $(TIME_CMD) $(BIN)/python -m pytest -m site tests/site/test_pdf.py >$$log/pdf.log 2>&1 & pdf=$$!; \
 	    $(TIME_CMD) $(BIN)/python -m pytest -m site tests/site/test_dist.py >$$log/kit.log 2>&1; rk=$$?; \
 	    wait $$pdf; rf=$$?; \
 	fi; \
-	wait $$site; rs=$$?; \
+	wait $$site; rs=$$?; wait $$slides; rl=$$?; \
 	echo "== PDF 与离线教学包的生成 =="; cat $$log/pack.log; \
-	echo "== 网站与幻灯片的浏览器测试 =="; cat $$log/site.log; \
+	echo "== 网站的浏览器测试 =="; cat $$log/site.log; \
+	echo "== 幻灯片的浏览器测试 =="; cat $$log/slides.log; \
 	echo "== PDF 的测试 =="; cat $$log/pdf.log 2>/dev/null; \
 	echo "== 离线教学包的安装测试 =="; cat $$log/kit.log 2>/dev/null; rm -rf $$log; \
-	test $$rp -eq 0 -a $$rs -eq 0 -a $${rf:-1} -eq 0 -a $${rk:-1} -eq 0
+	test $$rp -eq 0 -a $$rs -eq 0 -a $$rl -eq 0 -a $${rf:-1} -eq 0 -a $${rk:-1} -eq 0
 
 # nbval runs on PyTorch's non-vectorised CPU kernels (ATEN_CPU_CAPABILITY=default), not the ones
 # `make execute` wrote the outputs with: every compared output (chapters 1–11 have no exempt cell)

@@ -290,8 +290,15 @@ def check_attention_inputs(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor,
                            mask: torch.Tensor | None = None) -> None:
     """scaled_dot_product_attention 的输入检查。
 
-    Q、K、V 的维度要对得上；掩码要合本书的约定（check_mask），并与 Q 在同一设备上。
+    Q、K、V 至少二维、dtype 相同、维度对得上；掩码与 Q 在同一设备上，
+    并合本书的约定（check_mask）。
     """
+    for name, t in (("Q", Q), ("K", K), ("V", V)):
+        if t.dim() < 2:  # 一维会被 @ 悄悄广播成别的形状
+            raise fail(name, t, "至少二维的张量 [..., seq_len, 特征维]；"
+                       "单个向量写成 x.unsqueeze(0)")
+        if t.dtype != Q.dtype:
+            raise fail(name, t, f"与 Q 相同 dtype（{Q.dtype}）的张量；用 .to(Q.dtype) 转换")
     if Q.size(-1) != K.size(-1):
         raise fail("K", K, "最后一维（d_k）与 Q 相同的张量，"
                    f"而 Q 的形状是 {tuple(Q.shape)}")
@@ -304,11 +311,11 @@ def check_attention_inputs(Q: torch.Tensor, K: torch.Tensor, V: torch.Tensor,
         lead = torch.broadcast_shapes(Q.shape[:-2], K.shape[:-2])
     except RuntimeError:
         return  # 前导维对不上：让 Q @ Kᵀ 自己报错
-    check_mask(mask, torch.Size(lead + (Q.size(-2), K.size(-2))))
-    if mask.device != Q.device:
+    if isinstance(mask, torch.Tensor) and mask.device != Q.device:  # 先查设备
         raise fail("mask", mask,
                    f"与 Q 在同一设备（{Q.device}）上，它却在 {mask.device}；"
                    "建掩码时传 device=Q.device，或用 mask.to(Q.device)")
+    check_mask(mask, torch.Size(lead + (Q.size(-2), K.size(-2))))
 
 
 def check_sizes(**sizes: int | None) -> None:
@@ -373,6 +380,8 @@ class SelfAttention(nn.Module):
         if x.dim() != 3 or x.size(-1) != self.d_model:
             raise fail("x", x, f"[batch, seq_len, {self.d_model}] 的三维张量；"
                                "只有一句话时用 x.unsqueeze(0) 补上 batch 维")
+        if x.dtype != self.W_q.weight.dtype:
+            raise fail("x", x, f"与层的参数相同 dtype（{self.W_q.weight.dtype}）的张量")
         Q = self.W_q(x)  # [batch, seq_len, d_k]
         K = self.W_k(x)  # [batch, seq_len, d_k]
         V = self.W_v(x)  # [batch, seq_len, d_v]

@@ -22,9 +22,19 @@ PARSER = create_md_parser(MdParserConfig(enable_extensions={"dollarmath", "amsma
                                                             "deflist", "substitution"}), RendererHTML)
 
 
+#: Directives whose body is not Markdown.
+CODE_DIRECTIVES = ("{code", "{math", "{glue", "{raw", "{literalinclude")
+
+
 def _stray(text: str) -> list[str]:
+    """Text tokens that keep a ``**``; a directive's body (an admonition, a dropdown: MyST parses it
+    as Markdown later) is parsed the same way, its ``:option:`` lines left out."""
     found = []
     for token in PARSER.parse(text):
+        if token.type in ("fence", "colon_fence") and token.info.startswith("{") \
+                and not token.info.startswith(CODE_DIRECTIVES):
+            found += _stray("\n".join(line for line in token.content.splitlines()
+                                       if not line.startswith(":")))
         for child in token.children or []:
             if child.type == "text" and "**" in child.content:
                 found.append(child.content.strip()[:60])
@@ -47,3 +57,7 @@ def test_bold_opens_and_closes(path):
 def test_the_rule_is_caught():
     assert _stray("这个三角形叫它们的**{term}`凸包`**（convex hull）")
     assert not _stray("这个三角形叫它们的{term}`凸包`（convex hull），**粗体**也行。")
+    # inside an admonition or a dropdown too (the 本章导读 box): MyST parses the body as Markdown
+    assert _stray(":::{admonition} 本章导读\n:class: tip\n1. 它是**{term}`置换等变`**的。\n:::")
+    assert _stray("```{dropdown} 提示\n它是**{term}`置换等变`**的。\n```")
+    assert not _stray("```{code-cell}\nx = a**2\n```")

@@ -307,12 +307,14 @@ def test_glossary_term_is_defined_before_use(entry, glossary_usage):
     assert not problems, "\n".join(problems.values())
 
 
-#: The main line of chapters 1–10 at a student's pace (tools/reading_time.py), in minutes: reading and
-#: running it; the exercises' time is stated beside it in every header and not part of this budget.
-MAIN_LINE_BUDGET = 6 * 60
+#: The main line of chapters 1–10 (tools/reading_time.py), in minutes: reading and running it; the
+#: exercises' time is stated beside it in every header and not part of this budget. Six hours at a
+#: student's pace: two simulated student readers (cold reads of the site, sessions 8 and 9) took 1.39 and 1.20
+#: times the tool's estimate, so the tool may say at most 6 h / 1.39 (intro.md says why).
+MAIN_LINE_BUDGET = 260
 
 
-def test_main_line_of_chapters_1_to_10_reads_in_six_hours():
+def test_main_line_of_chapters_1_to_10_reads_in_six_hours_at_a_students_pace():
     minutes = {path.stem: reading_time.notebook_counts(_cells(path))[0].minutes()
                           - reading_time.exercise_counts(_cells(path)).minutes()
                for path in CHAPTERS if int(path.name[:2]) <= 10}

@@ -151,7 +151,12 @@ def _same(got: np.ndarray, want: np.ndarray, expected: Expected) -> bool:
 
 
 def _miss(got: np.ndarray, want: np.ndarray, expected: Expected) -> str:
-    """Feedback for an unrecognised wrong number: which way it is off, never by how much."""
+    """Feedback for an unrecognised wrong number: which way it is off, never by how much.
+
+    A whole number within 1 % of a large count is blamed on rounding only when it looks rounded
+    (ends in three zeros); otherwise the usual cause is a small term left out or counted twice
+    (part3 third review M3: 98432 for 98496 is a missing bias, not a rounded count).
+    """
     diff = got - want
     outside = np.abs(diff) > (0.5 if expected.integer else expected.atol)
     close = not expected.integer and bool(np.all(np.abs(diff) <= 3 * expected.atol))
@@ -162,7 +167,10 @@ def _miss(got: np.ndarray, want: np.ndarray, expected: Expected) -> str:
     if close:
         return text + f"已经很接近了，但超出了允许误差 {expected.atol:g}：计算时多保留几位小数，最后再四舍五入。"
     if expected.integer and want.ndim == 0 and abs(want) >= 1000 and abs(diff) <= 0.01 * abs(want):
-        return text + "已经很接近了，但这题要精确的整数，不要用四舍五入后的近似值。"
+        if float(got) % 1000 == 0:
+            return text + "已经很接近了，但这题要精确的整数，不要用四舍五入后的近似值。"
+        return text + ("差得不多：多半是漏算或多算了一小项（例如某一组偏置）；"
+                       "把每个部件的参数逐项列出来，再加一遍。")
     return text + "逐步打印中间结果，对照题目的每一步，看是从哪一步开始不对的。"
 
 
@@ -186,6 +194,24 @@ def _recognised(got: np.ndarray, expected: Expected, *, other_shapes: bool = Fal
     return ""
 
 
+def _not_boolean(answer: Any, _depth: int = 0) -> str:
+    """'' if every entry of ``answer`` is a bool (bool, np.bool_, or a bool tensor/array, in any nesting);
+    otherwise what was received instead, in words (part3 third review W1: [[0, 1], …] of ints
+    passed as a mask while the same numbers in a tensor were refused)."""
+    if isinstance(answer, (bool, np.bool_)):
+        return ""
+    dtype = getattr(answer, "dtype", None)
+    if dtype is not None:
+        return "" if str(dtype) in ("torch.bool", "bool") else f" {dtype} 类型的张量"
+    if isinstance(answer, (list, tuple)) and _depth < 8:
+        for item in answer:
+            kind = _not_boolean(item, _depth + 1)
+            if kind:
+                return kind
+        return ""
+    return f"一个 {type(answer).__name__} 类型的数（{show(answer)}）" if not isinstance(answer, str) else ""
+
+
 def _judge_number(expected: Expected, answer: Any) -> tuple[bool, str]:
     want = np.asarray(expected.value, dtype=float)
     form = expected.form or shape_words(want.shape)
@@ -207,10 +233,15 @@ def _judge_number(expected: Expected, answer: Any) -> tuple[bool, str]:
         return False, f"答案应是{lead(form)}，收到的是{lead(shape_words(got.shape))}。{extra}".rstrip()
     got = fitted
     if expected.boolean:
-        dtype = getattr(answer, "dtype", None)
-        if dtype is not None and str(dtype) not in ("torch.bool", "bool"):
-            return False, (f"这题要的是布尔掩码（True/False），收到的张量是 {dtype}。"
-                           "PyTorch 把浮点掩码加到分数上（0 照样保留、1 也挡不住），整数掩码直接报错；"
+        kind = _not_boolean(answer)
+        fraction = np.isfinite(got).all() and not _is_whole(got)  # 0.5 这样的数：先说“只能是整数”
+        if kind and not fraction:
+            if np.isneginf(got).any():
+                return False, (f"这题要的是布尔掩码（True/False），收到的是{kind}，里面有 −inf：这是加性的 0/−inf 掩码。"
+                               "它对 nn.MultiheadAttention 也有效（加到分数上，−inf 的位置被挡住），"
+                               "但本题要的是布尔掩码（True = 屏蔽）。")
+            return False, (f"这题要的是布尔掩码（True/False），收到的是{kind}。"
+                           "PyTorch 把 0/1 浮点掩码加到分数上（0 照样保留、1 也挡不住），整数掩码直接报错；"
                            "用 ~keep 或比较运算得到布尔张量。")
     if np.isnan(got).any():
         return False, "答案里有 NaN。常见原因：某一行被掩码全部遮住，softmax 之后就成了 NaN；或者 0 除以 0。"

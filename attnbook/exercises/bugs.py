@@ -81,12 +81,11 @@ GRAD_PROBES = (0, 2, 3)
 TOL = 1e-4  # float32 outputs against a float64 reference
 #: A blocked position that gets less weight than this (but not 0) was blocked with a finite fill value.
 FAINT = 1e-3
-TOO_SMALL_FILL = ("被遮位置的分数不够小。填充值是不是一个有限的数（例如 −12）？"
-                  "用 float(\"-inf\")，或者 torch.finfo(scores.dtype).min。")
+TOO_SMALL_FILL = "被遮位置的分数不够小：填充值是不是一个不够小的有限数（例如 −12）？"
 #: Said with NaN rows and NaN gradients: the reader may have a torch.where whose condition is stale
 #: (part3 review C1: bug ② fixed in masked_fill, but torch.where still tests the causal mask alone).
-STALE_WHERE = ("如果你已经写了 torch.where，检查它的条件：要用合并后的掩码（填充 & 因果）的 any(-1)，"
-               "只用因果掩码时左侧的填充行仍被当成“有键可看”。")
+STALE_WHERE = ("如果你已经用 torch.where 处理这些行，检查它的条件：它没有认出这些行一个键都看不到"
+               "（例如条件里的掩码 any(-1) 对左侧的填充行仍是 True）。")
 
 
 def _percent(share: float) -> str:
@@ -281,7 +280,7 @@ def _examine(fn: Callable) -> list[Symptom]:
         ref = fixed(Q.double(), K.double(), V.double(), lengths)
         if not out[live].isfinite().all():
             add("nan_live", f"有真实的词输出了 NaN 或 inf（例如{_say_rows(_rows(~out.isfinite().all(-1) & live))}）："
-                            "它本该至少看得见自己。检查掩码是否把对角线也遮了、是否用加法把 −∞ 加进了分数。")
+                            "它本该至少看得见自己。")
         dead_out = out[dead]
         if dead_out.numel() and not dead_out.isnan().any() and dead_out.abs().max() > 1e-6 and L > probe.d_k:
             add("dead", "整行被遮的查询（左侧的填充位）应当输出 0（与 SDPA 相同），你的输出不是 0。")
@@ -293,6 +292,14 @@ def _examine(fn: Callable) -> list[Symptom]:
             W_ref = _weights64(Q, K, lengths)
             tiny = 1e-6
             looked = (W0.abs() > tiny) & live[..., None]
+            # 右侧填充的掩码（第 9 章的 padding_mask）用在了左侧填充的批次上：权重恰好落在镜像的位置
+            right = torch.arange(L) < lengths[:, None]  # [batch, L]
+            mirror = (right[:, None, None, :] & causal_mask(L)).expand(B, H, L, L)
+            mirrored = bool((~real).any()) and bool(((W0.abs() > tiny) == mirror).all())
+            if mirrored:
+                add("pad", "你的掩码把每句的前 lengths[b] 个位置当成了真实的词，但本题是左侧填充："
+                           "真实的词在最后 lengths[b] 个位置，填充位在前面。"
+                           "（第 9 章的 padding_mask 是为右侧填充写的。）")
             if (looked & future).any():
                 leaked = (W0 * future).sum(-1)[live].max().item()
                 where = _say_pairs(_pairs(looked & future))
@@ -313,43 +320,43 @@ def _examine(fn: Callable) -> list[Symptom]:
                                "填充掩码没有用上，或者用在了查询（行）上。")
             self_weight = torch.diagonal(W0, dim1=-2, dim2=-1)  # [batch, num_heads, L]
             blind = (self_weight <= 1e-30) & live
-            if blind.any():
+            if mirrored:
+                pass  # 已由“右侧填充的掩码”一条说明；对角线和漏看的键都是它的后果
+            elif blind.any():
                 add("diag", f"有真实的词看不见自己（例如{_say_rows(_rows(blind))}，对自己的权重是 0）："
-                            "因果掩码只遮严格上三角（diagonal=1），对角线要保留。")
+                            "对角线被遮了，而每个真实的词都应看得见自己。")
             eye_L = torch.eye(L, dtype=torch.bool)
             missed = (W0 <= 1e-30) & keep & ~eye_L & live[..., None]
-            if missed.any():
+            if missed.any() and not mirrored:
                 add("missing", f"有真实的词没看到它该看的键（例如{_say_pairs(_pairs(missed))} 的权重是 0）："
                                "掩码遮多了，或者极性反了。")
             sums = W0.sum(-1)
             off = ((sums - 1).abs() > TOL) & live & ~W.isnan().any(-1)
             if off.any():
                 b, i = _rows(off, 1)[0]
-                add("sum", f"有的真实词权重之和不是 1（例如第 {b} 句的查询 {i}，和为 {sums[b, :, i].min().item():.2g}）："
+                total = sums[b, :, i][(sums[b, :, i] - 1).abs().argmax()].item()  # 偏得最多的那个头
+                add("sum", f"有的真实词权重之和不是 1（例如第 {b} 句的查询 {i}，和为 {total:.6g}）："
                            "它该看的键被多遮了，或者 softmax 之后把不该置 0 的行置了 0。")
             W_dead = W[dead]  # [n_dead, L]
             if W_dead.numel():
                 if W_dead.isnan().any():
                     add("dead", "整行被遮的查询（左侧的填充位）输出了 NaN：softmax 面对一整行 −∞。"
-                                "即使这些行不进损失，NaN 也会进入梯度，并在下一层传给真实的词；"
-                                "应在 softmax 之后用 torch.where 把这些行置 0，或者用 SDPA。"
+                                "即使这些行不进损失，NaN 也会进入梯度，并在下一层传给真实的词。"
                                 f"{STALE_WHERE}")
                 elif (W_dead - 1 / L).abs().max().item() < 1e-5:
                     add("dead", "整行被遮的查询（左侧的填充位）把权重平均分给了所有键（−1e9 或 torch.finfo(dtype).min "
-                                "的结果）。这不影响真实词的输出，但不符合本题的约定：这些行应输出 0（与 SDPA 相同）。"
-                                "自己写 softmax 时，在 softmax 之后用 torch.where 把它们置 0；"
-                                "用 SDPA 时没有 softmax 可改，改用布尔掩码（True = 保留）或 −inf 的加性掩码，"
-                                "SDPA 就会把这些行输出 0。")
+                                "的结果）。这不影响真实词的输出，只是不符合本题的约定：这些行应输出 0（与 SDPA 配布尔掩码时相同）。"
+                                "用 SDPA 时，只有布尔掩码或 −inf 的加性掩码会让 SDPA 把这些行输出 0。")
                 elif (W_dead - torch.eye(L).expand(B, H, L, L)[dead]).abs().max().item() < 1e-5:
                     add("dead", "整行被遮的查询（左侧的填充位）看了它自己（“补救 1”：keep | eye）。训练里这样做没问题，"
-                                "但本题约定这些行输出 0（与 SDPA 相同）：改用 torch.where 把它们置 0。")
+                                "但本题约定这些行输出 0（与 SDPA 相同）。")
                 elif W_dead.abs().max().item() > 1e-6:
                     add("dead", "整行被遮的查询（左侧的填充位）应当输出 0（与 SDPA 相同），你的输出不是 0。")
             c = _scale_of(W, Q, K, live & W.isfinite().all(-1))
             want = 1 / math.sqrt(probe.d_k)
             if c is not None and abs(c / want - 1) > 1e-3:
                 add("scale", f"缩放不对：在 num_heads = {H}、d_k = {probe.d_k} 的输入上，你的权重相当于把 q·k 乘以 {c:.3g}"
-                             f"{_scale_words(c, probe)}；应除以 √d_k = √{probe.d_k}，d_k 是每个头的维度 Q.size(-1)。")
+                             f"{_scale_words(c, probe)}：与每个头的 √d_k 对应的缩放不一致。")
             elif c is None and index == 0:
                 add("scale?", "权重不是 softmax(q·k × 某个常数) 的样子（例如分数上加了 0/1 这样的偏置），"
                               "没法检查缩放：先让掩码和 softmax 都对。")
@@ -405,7 +412,7 @@ def _examine(fn: Callable) -> list[Symptom]:
                     why = ("前向输出里没有 NaN，说明 NaN 被事后换成了 0（例如 nan_to_num），或者 −∞ 是用加法加到分数上的："
                            "反向时 0 × NaN 仍是 NaN。" if forward_ok else "")
                     add("grad", f"反向传播后 {'、'.join(bad)} 的梯度里有 NaN 或 inf（损失只算真实的词，见本章“整行被遮”一节）。"
-                                f"{why}应在 softmax 之后用 torch.where 选出 0，并用 masked_fill 或 torch.where 施加掩码。")
+                                f"{why}")
                 else:
                     ref_leaves = [x.double().requires_grad_() for x in (Q, K, V)]
                     (fixed(*ref_leaves, lengths) * weight).transpose(1, 2)[real].sum().backward()

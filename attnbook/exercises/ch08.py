@@ -70,19 +70,19 @@ def _wrong_view() -> Expected:
 def _key_padding() -> Expected:
     keep = padding_mask(torch.tensor([3, 5]), 5)  # [batch, 1, 1, seq_len]，True = 保留
     return Expected(
-        value=(~keep[:, 0, 0, :]).float().tolist(),
+        value=(~keep[:, 0, 0, :]).tolist(),  # 布尔；错误也登记成布尔，提示才针对取反和形状
         atol=0,
         integer=True,
         squeeze=False,  # 去掉两个长度为 1 的维度正是这道题的一半
         boolean=True,  # 0/1 浮点掩码在 nn.MultiheadAttention 里是加性的，整数掩码会报错
         form="一个 [2, 5] 的布尔张量（2 行、每行 5 个 True/False）",
         mistakes=(
-            Mistake(keep[:, 0, 0, :].float().tolist(),
+            Mistake(keep[:, 0, 0, :].tolist(),
                     "形状对了，但没有取反：nn.MultiheadAttention 的 key_padding_mask 里 True 表示“屏蔽”，与本书相反。"),
-            Mistake((~keep).float().tolist(),
+            Mistake((~keep).tolist(),
                     "取反对了，但形状还是 [2, 1, 1, 5]：key_padding_mask 要 [batch, seq_len]，"
                     "去掉中间两个长度为 1 的维度（keep[:, 0, 0, :]）。"),
-            Mistake(keep.float().tolist(),
+            Mistake(keep.tolist(),
                     "还差两件事：去掉中间两个长度为 1 的维度（要 [batch, seq_len]），"
                     "再取反（key_padding_mask 里 True 表示“屏蔽”，与本书相反）。"),
         ),

@@ -160,10 +160,14 @@ def run_axe(page, axe_source: str, exclude: list[list[str]] = (("mjx-container",
 @pytest.fixture(scope="session")
 def tour(browser, server, site, pages) -> dict[str, dict]:
     """Every page of the site visited once (loading a page is most of a browser test's time), with
-    what the tests of test_browser.py and test_a11y.py check: console errors and off-site requests
-    seen while it loaded, whether its formulas were typeset, and axe-core's violations."""
+    what the tests of test_browser.py, test_a11y.py and test_layout.py check: console errors and
+    off-site requests seen while it loaded, whether its formulas were typeset, axe-core's violations,
+    and on chapter and appendix pages what overflows the column and the figures as shown."""
+    from layout_js import EXEMPT, FIGURES_JS, OVERFLOW_JS, VIEWPORT, layout_page  # tests/site/layout_js.py
+
     axe_source = _axe_source()
-    context = browser.new_context(viewport={"width": 1280, "height": 800})
+    exempt = [[name, selector] for selector, name in EXEMPT.items()]
+    context = browser.new_context(viewport=VIEWPORT)
     page = _watched_page(context, server)
     seen: dict[str, dict] = {}
     for rel in pages + ["index.html", "search.html", "genindex.html"]:
@@ -188,6 +192,8 @@ def tour(browser, server, site, pages) -> dict[str, dict]:
         if exclude is not None:
             entry["axe"] = run_axe(page, axe_source, exclude)
             entry["axe_code"] = ["div.highlight"] not in exclude  # code checked on this page
+        if layout_page(rel):  # test_layout.py's measurements (they open every details box: last)
+            entry["layout"] = (page.evaluate(OVERFLOW_JS, exempt), page.evaluate(FIGURES_JS))
         seen[rel] = entry
     context.close()
     return seen

@@ -360,3 +360,87 @@ def test_07_2_swapped_shapes_are_recognised(capsys):
     """part3 review m6."""
     ok, out = _said(capsys, "07-2", [[3, 7, 7], [3, 7, 12]])
     assert not ok and "顺序反了" in out
+
+
+# ---- third Part III review (session 9) ------------------------------------------------------------------
+
+@pytest.mark.parametrize("answer", [[[0, 0, 0, 1, 1], [0, 0, 0, 0, 0]], ((0, 0, 0, 1, 1), (0, 0, 0, 0, 0)),
+                                    [[False, False, False, True, True], [0, 0, 0, 0, 0]]])
+def test_08_4_a_list_of_integers_is_no_boolean_mask(capsys, answer):
+    """W1: the same 0/1 numbers were refused in a tensor but accepted in a list."""
+    ok, out = _said(capsys, "08-4", answer)
+    assert not ok and "布尔掩码" in out and "int" in out, out
+
+
+def test_08_4_an_additive_mask_is_not_said_to_leak(capsys):
+    """m4: a 0/−inf key_padding_mask works in MHA; the feedback says so and asks for the boolean form."""
+    keep = attnbook.padding_mask(torch.tensor([3, 5]), 5)[:, 0, 0, :]
+    additive = torch.zeros(2, 5).masked_fill(~keep, float("-inf"))
+    ok, out = _said(capsys, "08-4", additive)
+    assert not ok and "−inf" in out and "也有效" in out and "挡不住" not in out, out
+
+
+@pytest.mark.parametrize(("key", "answer", "rounded"), [
+    ("07-1", 98432, False),     # one bias of 64 left out
+    ("11-3", 3151872, False),   # one LayerNorm β left out
+    ("11-3", 3149824, False),   # linear2's bias left out
+    ("07-1", 98000, True),      # a rounded count
+])
+def test_a_near_count_is_blamed_on_rounding_only_when_it_looks_rounded(capsys, key, answer, rounded):
+    """M3: a whole number within 1 % was always told "不要用四舍五入后的近似值"."""
+    ok, out = _said(capsys, key, answer)
+    assert not ok
+    assert ("四舍五入" in out) == rounded, out
+    assert ("漏算或多算" in out) == (not rounded), out
+
+
+def test_07_3_a_mask_that_misses_the_cat_row_is_named(capsys):
+    """m7: a transposed mask leaves row 0 unmasked; the answer equals the unmasked weights."""
+    d = attnbook.cat_eats_fish()
+    _, plain = attnbook.scaled_dot_product_attention(d["Q"], d["K"], d["V"])
+    ok, out = _said(capsys, "07-3", plain[0])
+    assert not ok and "没有遮住" in out, out
+
+
+def right_padded(Q, K, V, lengths):
+    """M4: chapter 09's padding_mask (right padding) on the exercise's left-padded batch."""
+    seq_len = Q.size(-2)
+    keep = attnbook.padding_mask(lengths, seq_len) & attnbook.causal_mask(seq_len)
+    return torch.nn.functional.scaled_dot_product_attention(Q, K, V, attn_mask=keep)
+
+
+@pytest.mark.parametrize("key", ["09-3", "09-4"])
+def test_a_right_padding_mask_is_told_the_batch_is_left_padded(capsys, key):
+    """M4: the feedback named the diagonal and missing keys, never left versus right padding."""
+    ok, out = _said(capsys, key, right_padded)
+    assert not ok and "左侧填充" in out and "padding_mask" in out, out
+    assert "看不见自己" not in out and "没看到它该看的键" not in out, out
+
+
+#: Remedy clauses the 找 bug feedback must not contain (M5: it names the property, not the fix;
+#: the fixes are in the exercise's dropdown).
+REMEDIES = ("diagonal=1", "应除以", "√d_k = √", "应在 softmax 之后", "改用 torch.where", "把这些行置 0",
+            "float(\"-inf\")", "torch.finfo(scores.dtype).min")
+
+
+@pytest.mark.parametrize("key", BUG_KEYS)
+def test_bug_feedback_names_the_property_not_the_fix(capsys, key):
+    """M5: the chapter prints this feedback in the main line before the reader tries the exercise."""
+    for fn in (zoo.BUGS[key], zoo.neg_inf_no_zeroing, zoo.sees_itself, zoo.additive_then_where):
+        ok, out = _said(capsys, key, fn)
+        assert not ok, out
+        for remedy in REMEDIES:
+            assert remedy not in out, (key, fn.__name__, remedy, out)
+
+
+def test_a_row_sum_is_printed_with_the_digits_that_show_it_is_not_1(capsys):
+    """m5: a float16 softmax was told "权重之和不是 1（…和为 1）"."""
+    def fp16(Q, K, V, lengths):
+        keep = zoo.keep_of(Q, lengths)
+        weights = torch.where(keep.any(-1, keepdim=True), zoo.softmax_rows(Q.half(), K.half(), keep), 0.0)
+        return weights.float() @ V
+
+    ok, out = _said(capsys, "09-7", fp16)
+    assert not ok and "之和不是 1" in out, out
+    shown = out.split("和为 ")[1].split("）")[0]
+    assert float(shown) != 1.0, out
