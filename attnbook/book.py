@@ -278,6 +278,11 @@ def check_mask(mask: torch.Tensor, scores_shape: torch.Size) -> None:
         raise fail("mask", mask,
                    f"能广播到注意力分数 {tuple(scores_shape)} 的形状。这像是每句一行的"
                    f"填充掩码 [batch, seq_len_k]：写成 mask{index}")
+    if (shape != scores_shape and mask.dim() == 2 and len(scores_shape) >= 2
+            and mask.shape == (scores_shape[-1], scores_shape[-2])):
+        raise fail("mask", mask,
+                   f"一个 {tuple(scores_shape[-2:])} 的掩码（[seq_len_q, seq_len_k]："
+                   "行对应查询、列对应键）；收到的这个像是转置了")
     if shape != scores_shape:
         raise fail("mask", mask,
                    f"能广播到注意力分数 {tuple(scores_shape)}、而且不把它撑大的形状。"
@@ -449,6 +454,8 @@ class MultiHeadSelfAttention(nn.Module):
         if x.dim() != 3 or x.size(-1) != self.d_model:
             raise fail("x", x, f"[batch, seq_len, {self.d_model}] 的三维张量；"
                                "只有一句话时用 x.unsqueeze(0) 补上 batch 维")
+        if x.dtype != self.W_q.weight.dtype:
+            raise fail("x", x, f"与层的参数相同 dtype（{self.W_q.weight.dtype}）的张量")
         Q = self.split_heads(self.W_q(x))  # [batch, num_heads, seq_len, d_k]
         K = self.split_heads(self.W_k(x))  # [batch, num_heads, seq_len, d_k]
         V = self.split_heads(self.W_v(x))  # [batch, num_heads, seq_len, d_k]
@@ -885,6 +892,9 @@ class KVCache:
         if (not isinstance(K_new, torch.Tensor) or not isinstance(V_new, torch.Tensor)
                 or K_new.dim() != 4 or K_new.shape != V_new.shape):
             raise fail("K_new", K_new, "与 V_new 同形状的 [batch, num_heads, n_new, d_k] 张量")
+        if (V_new.dtype, V_new.device) != (K_new.dtype, K_new.device):
+            raise fail("V_new", V_new, "与 K_new 相同的 dtype 和设备"
+                       f"（K_new 是 {K_new.dtype}、{K_new.device}）")
         if self.K is None:
             self.K, self.V = K_new, V_new
         elif K_new.shape[:2] != self.K.shape[:2] or K_new.size(3) != self.K.size(3):

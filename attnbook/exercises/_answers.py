@@ -25,6 +25,11 @@ import numpy as np
 _STRIP = " \t\r\n\u3000'\"`“”‘’「」『』()[]{}【】《》<>.,;:!?。，、；：！？…~～"
 #: A number written with thousands separators, as the book prints parameter counts ("787,968").
 _THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
+#: The same with spaces between the groups of three digits ("98 496"); any other space separates list items.
+_THOUSANDS_SPACED = re.compile(r"[+-]?\d{1,3}(?: \d{3})+(?:\.\d*)?")
+#: Whitespace between the end of one number (or of a nested list) and the start of the next, as NumPy
+#: prints arrays ("[2 8 10 64]", "[[1 2]\n [3 4]]"): it separates items, so it becomes ", ".
+_ITEM_GAP = re.compile(r"(?<=[\d.\]])\s+(?=[-+\d.\[])")
 #: Nested lists deeper than this are not an answer to any exercise of the book.
 _MAX_DEPTH = 8
 #: Larger answers are not read element by element (their shape alone is wrong for every exercise).
@@ -88,19 +93,22 @@ def lead(text: str) -> str:
 
 
 def _number_from_text(text: str, depth: int) -> np.ndarray:
-    stripped = unicodedata.normalize("NFKC", text).strip()
+    stripped = unicodedata.normalize("NFKC", text).strip().replace("−", "-")
     if stripped[:1] in "[(" and stripped[-1:] in "])":  # "[0.3, 0.33, 0.37]" typed as text
         try:
-            value = ast.literal_eval(stripped)
+            value = ast.literal_eval(_ITEM_GAP.sub(", ", stripped))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             raise Unreadable(f"收到了文字 {show(text)}，但这题要的是数值（去掉外面的引号）") from None
         return as_array(value, _depth=depth + 1)
-    cleaned = clean_text(text).replace(" ", "").replace("−", "-").replace("_", "")
+    cleaned = re.sub(r"\s+", " ", clean_text(text).replace("−", "-").replace("_", ""))
+    cleaned = re.sub(r" ?/ ?", "/", cleaned)  # "1 / 8" is the fraction 1/8
+    if _THOUSANDS_SPACED.fullmatch(cleaned):  # "98 496": only spaces between groups of three digits
+        cleaned = cleaned.replace(" ", "")
     if _THOUSANDS.fullmatch(cleaned):  # "98,496" and "98，496" (NFKC makes the full-width comma ASCII)
         cleaned = cleaned.replace(",", "")
-    elif "," in cleaned:  # "0.57, 0.43, 0": a list typed without its brackets
-        try:
-            return _number_from_text(f"[{clean_text(text)}]", depth)
+    elif "," in cleaned or " " in cleaned:  # "0.57, 0.43, 0" or "4 5 6 7": a list typed without brackets
+        try:                                # ("1 1" is two numbers, not 11: the exercise's shape check judges it)
+            return _number_from_text(f"[{cleaned}]", depth)
         except Unreadable:
             raise Unreadable(f"收到了文字 {show(text)}，但这题要的是数值") from None
     try:

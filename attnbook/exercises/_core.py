@@ -7,13 +7,14 @@ gives the answer away: a wrong number is told "偏大/偏小" or "很接近了",
 """
 from __future__ import annotations
 
+import contextlib
 import importlib
 import pathlib
 import pkgutil
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 import numpy as np
 
@@ -194,6 +195,19 @@ def _recognised(got: np.ndarray, expected: Expected, *, other_shapes: bool = Fal
     return ""
 
 
+@contextlib.contextmanager
+def _global_modes() -> Iterator[None]:
+    """Restore torch's default dtype and grad mode on exit, whatever the code inside changed."""
+    import torch
+
+    dtype, grad = torch.get_default_dtype(), torch.is_grad_enabled()
+    try:
+        yield
+    finally:
+        torch.set_default_dtype(dtype)
+        torch.set_grad_enabled(grad)
+
+
 def _not_boolean(answer: Any, _depth: int = 0) -> str:
     """'' if every entry of ``answer`` is a bool (bool, np.bool_, or a bool tensor/array, in any nesting);
     otherwise what was received instead, in words (part3 third review W1: [[0, 1], …] of ints
@@ -207,6 +221,8 @@ def _not_boolean(answer: Any, _depth: int = 0) -> str:
         for item in answer:
             kind = _not_boolean(item, _depth + 1)
             if kind:
+                if _depth == 0 and kind.startswith("一个 "):  # a list of numbers, not one number (fourth review N4)
+                    kind = kind.replace("一个 ", "由 ", 1).replace("类型的数（", "类型的数（例如 ", 1) + "组成的列表"
                 return kind
         return ""
     return f"一个 {type(answer).__name__} 类型的数（{show(answer)}）" if not isinstance(answer, str) else ""
@@ -293,7 +309,9 @@ def check(key: str, answer: Any, *, quiet: bool = False, record: bool = True) ->
         # The reader's random state stays as it was: building an answer may create a layer, and a
         # reader's function under judgement may draw random numbers. One thread is the fastest for
         # these tiny tensors (and the thread count is restored afterwards).
-        with torch_state(threads=1):
+        # The default dtype and the grad mode are restored too: a reader's function under judgement may
+        # change them (fourth Part III review N7).
+        with torch_state(threads=1), _global_modes():
             expected = _expected(key)
             if answer is None or answer is Ellipsis:
                 say(f"练习 {key}（{ex.title}）：还没有作答。{expected.unanswered}")

@@ -25,8 +25,8 @@ correctness every fix shares, and says which is which, in Chinese:
   loss over real tokens only gives finite gradients for Q, K and V (the lesson of the chapter).
 
 Shared correctness: no future leak (weights and a perturbation of every position), no weight on
-padding keys, rows of real tokens sum to 1, outputs and gradients equal the reference on three
-input shapes, inputs left unchanged (no in-place edits). The weights are read with the V = I trick
+padding keys, rows of real tokens sum to 1, outputs equal the reference (SDPA) on four input shapes
+and gradients equal those of :func:`fixed` on three of them, inputs left unchanged (no in-place edits). The weights are read with the V = I trick
 of chapter 09, in a form that keeps the contract: V = eye(seq_len, d_k) with d_k >= seq_len.
 """
 from __future__ import annotations
@@ -160,6 +160,9 @@ class Runner:
                          f"收到 {tuple(result.shape)}。")
         if result.is_complex() or not result.is_floating_point():
             raise Broken(f"输出应是浮点张量，收到的 dtype 是 {result.dtype}。")
+        if result.dtype in (torch.float16, torch.bfloat16):  # fourth Part III review N8: rounding, not a mask bug
+            raise Broken(f"输出的 dtype 是 {result.dtype}：输入是 float32，输出也应是 float32"
+                         "（16 位浮点的舍入误差比这里的检查容差大，没法判断掩码对不对）。")
         if result.layout != torch.strided or result.device.type != "cpu":
             raise Broken(f"输出应是 CPU 上的普通（稠密）张量，收到的是 {result.layout}、{result.device} 上的张量。")
         return result
@@ -450,7 +453,8 @@ BUGS = {
     "09-7": Bug("⑤", "整行被遮的查询", frozenset({"dead", "grad", "grad_ref"}),
                 "整行被遮的查询输出 0（不是 NaN，也不是平均），只对真实的词算损失时，Q、K、V 的梯度也全是有限数。"),
 }
-SHARED = "输出和梯度都与参考实现（SDPA）一致，换了四组 batch、num_heads、seq_len、d_k（其中一组每句都有填充）也一样"
+SHARED = ("输出在四组 batch、num_heads、seq_len、d_k 的输入上（其中一组每句都有填充）与参考实现（SDPA）一致，"
+          "梯度在其中三组上与参考实现一致")
 
 
 def _lines(symptoms: list[Symptom]) -> str:

@@ -50,9 +50,14 @@ def _concat_cost() -> Expected:
     d_model = 64
     return Expected(
         value=n_params(2 * d_model) / n_params(d_model),
-        atol=5e-3,
+        # 3 位小数的答案（3.969）和两位的（3.97）都算对；容差小于 3.996 与 4 之差的一半，
+        # 所以下面两个常见错误（d_model = 512 时的比值、整 4）各自得到自己的提示。
+        atol=2e-3,
         mistakes=(
             Mistake(2.0, "维度翻倍，但每个 d_model × d_model 的权重矩阵是平方增长的。"),
+            Mistake(n_params(2 * 512) / n_params(512),
+                    "这是 d_model = 512 时的比值（选读里数过的那个）。本题 d_model = 64：偏置所占的比例更大，"
+                    "比值离 4 更远一些。"),
             Mistake(4.0, "很接近了：偏置只随 d_model 线性增长，所以比 4 略小一点。请算出精确的比值。"),
         ),
         explain="4 个 d×d 权重矩阵随 d 平方增长，偏置线性增长，比值略小于 4。",

@@ -283,7 +283,7 @@ def plot_gradients(table: Any, *, ax=None, highlight: tuple[int, bool] | None = 
     ax.set_ylim(1e-7, 1.5)
     _log2_axis(ax, sorted(set(int(v) for v in table["d_k"])))
     ax.set_ylabel("softmax 雅可比矩阵的范数")
-    ax.set_title("梯度大小（阴影：25%–75% 的行）")
+    ax.set_title("softmax 对分数的梯度 ‖J‖（阴影：25%–75% 的行）")
     ax.legend(loc="lower left", frameon=False)
     return ax
 
@@ -351,7 +351,7 @@ def scaling_figure(d_k: int, scaled: bool, *, table: Any = None, logits_by: dict
 
     plot_gradients(table, ax=ax_grad, highlight=(d_k, scaled))
     ax_grad.set_xticks([1, 4, 16, 64, 256, 1024], labels=["1", "4", "16", "64", "256", "1024"])
-    ax_grad.set_title(f"梯度：中位数 {line['梯度中位数'].item():.1e}")
+    ax_grad.set_title(f"对分数的梯度 ‖J‖：中位数 {line['梯度中位数'].item():.1e}")
     ax_grad.legend(loc="lower left", frameon=False, fontsize=10)
     fig.suptitle(f"d_k = {d_k}，{'除以 √d_k' if scaled else '不缩放'}"
                  f"（{logits_all.shape[0]} 个随机查询，每个看 {seq_len} 个键）", fontsize=11)

@@ -444,3 +444,79 @@ def test_a_row_sum_is_printed_with_the_digits_that_show_it_is_not_1(capsys):
     assert not ok and "之和不是 1" in out, out
     shown = out.split("和为 ")[1].split("）")[0]
     assert float(shown) != 1.0, out
+
+
+@pytest.mark.parametrize("key,answer,said", [
+    ("09-1", "1 1", "收到的是 2 个数"),      # was read as 11 and passed
+    ("09-2", "4 0", "收到的是 2 个数"),      # was read as 40
+])
+def test_numbers_separated_by_spaces_are_not_joined(capsys, key, answer, said):
+    """Fourth Part III review W1: only spaces between groups of three digits ("98 496") are dropped."""
+    ok, out = _said(capsys, key, answer)
+    assert not ok and said in out, out
+
+
+@pytest.mark.parametrize("key,answer", [("08-3", "4 5 6 7"), ("08-3", "[4 5 6 7]"), ("07-1", "98 496"),
+                                        ("07-3", "[0.57 0.43 0]")])
+def test_a_list_typed_with_spaces_is_read_as_a_list(capsys, key, answer):
+    """W1: "4 5 6 7" and NumPy's print style "[4 5 6 7]" are four numbers, "98 496" is one."""
+    assert _said(capsys, key, answer)[0]
+
+
+def test_10_3_the_ratio_for_d_model_512_is_named(capsys):
+    """Fourth Part III review M1: 3.996 (the 选读's d_model = 512) matched the "exactly 4" mistake."""
+    ok, out = _said(capsys, "10-3", 3.996)
+    assert not ok and "d_model = 512" in out and "略小一点" not in out, out
+    ok, out = _said(capsys, "10-3", 4)
+    assert not ok and "略小一点" in out and "512" not in out, out
+
+
+def test_08_4_a_list_of_ints_is_called_a_list(capsys):
+    """Fourth Part III review N4: a 2×5 list of 0/1 was described as "一个 int 类型的数（0）"."""
+    ok, out = _said(capsys, "08-4", [[0, 1, 1, 0, 0], [0, 0, 0, 1, 1]])
+    assert not ok and "由 int 类型的数（例如 0）组成的列表" in out, out
+
+
+def test_a_judged_function_cannot_change_the_global_modes(capsys):
+    """N7: a reader's function that changes the default dtype or the grad mode leaves them unchanged."""
+    def changes_modes(Q, K, V, lengths):
+        torch.set_default_dtype(torch.float64)
+        torch.set_grad_enabled(False)
+        return zoo.fix_written_out(Q, K, V, lengths)
+
+    _said(capsys, "09-3", changes_modes)
+    assert torch.get_default_dtype() == torch.float32 and torch.is_grad_enabled()
+
+
+def test_a_16_bit_output_is_told_its_dtype(capsys):
+    """N8: a correct function in float16 was told its rows do not sum to 1 (a mask bug)."""
+    def half(Q, K, V, lengths):
+        keep = zoo.keep_of(Q, lengths)
+        out = torch.nn.functional.scaled_dot_product_attention(Q.half(), K.half(), V.half(), attn_mask=keep)
+        return out.nan_to_num(0.0)
+
+    ok, out = _said(capsys, "09-7", half)
+    assert not ok and "float16" in out and "应是 float32" in out and "之和不是 1" not in out, out
+
+
+def test_bug_success_says_on_how_many_inputs_gradients_were_compared(capsys):
+    """N3: the success message said gradients were compared on four inputs; they are on three."""
+    ok, out = _said(capsys, "09-3", zoo.fix_written_out)
+    assert ok and "梯度在其中三组上" in out, out
+
+
+# The taught code's own checks (fourth Part III review N1, N2, N6; kept here with this round's checker tests).
+def test_check_mask_names_a_transposed_mask():
+    with pytest.raises(attnbook.AttnBookError, match="像是转置了"):
+        attnbook.book.check_mask(torch.ones(5, 3, dtype=torch.bool), torch.Size([2, 3, 5]))
+
+
+def test_multi_head_layer_refuses_another_dtype_in_chinese():
+    with pytest.raises(attnbook.AttnBookError, match="相同 dtype"):
+        attnbook.MultiHeadSelfAttention(8, num_heads=2)(torch.randn(1, 3, 8, dtype=torch.float64))
+
+
+def test_kv_cache_first_append_refuses_k_and_v_of_different_dtypes():
+    cache = attnbook.book.KVCache()
+    with pytest.raises(attnbook.AttnBookError, match="V_new"):
+        cache.append(torch.randn(1, 2, 1, 4), torch.randn(1, 2, 1, 4, dtype=torch.float64))
