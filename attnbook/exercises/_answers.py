@@ -5,7 +5,8 @@ Two entry points, both total (they never raise anything but :class:`Unreadable`)
 * :func:`as_text` for choice answers: ``"b"``, ``"Ｂ"`` (full-width, from a Chinese IME), ``" B。"``,
   ``["B"]`` and ``np.str_("B")`` all become ``"B"``-like text (NFKC, stripped, no trailing punctuation).
 * :func:`as_array` for numeric answers: numbers, numeric strings (also full-width digits,
-  thousands separators such as ``"98,496"`` and fractions such as ``"1/8"``), nested lists/tuples, NumPy arrays and tensors (any dtype, with or
+  thousands separators such as ``"98,496"``, fractions such as ``"1/8"``, lists typed as "4、5、6、7", shapes as
+  "2×8×10×64", a unit or "约" around one number; see :func:`parse_text`), nested lists/tuples, NumPy arrays and tensors (any dtype, with or
   without grad, on any device) become a float64 array.
 """
 from __future__ import annotations
@@ -29,7 +30,20 @@ _THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
 _THOUSANDS_SPACED = re.compile(r"[+-]?\d{1,3}(?: \d{3})+(?:\.\d*)?")
 #: Whitespace between the end of one number (or of a nested list) and the start of the next, as NumPy
 #: prints arrays ("[2 8 10 64]", "[[1 2]\n [3 4]]"): it separates items, so it becomes ", ".
-_ITEM_GAP = re.compile(r"(?<=[\d.\]])\s+(?=[-+\d.\[])")
+_ITEM_GAP = re.compile(r"(?:(?<=[\d.\]])|(?<=True)|(?<=False))\s+(?=[-+\d.\[]|True|False)")
+#: Punctuation that may end an answer (kept out of _STRIP's brackets, which the list reading needs).
+_END = " \t\r\n\u3000。.!?！？;；:：…"
+#: An approximation word in front of a number: "约3.969", "≈0.2955", "~ 0.3" (NFKC makes ～ a ~).
+_APPROX = re.compile(r"^(?:大约是?|大概是?|约为|约等于|约|≈|≒|~)\s*")
+#: A unit after a number: "98496个", "3.969倍", "21 步".
+_UNIT = re.compile(r"\s*[\u4e00-\u9fff]+$")
+#: Words of magnitude: "1万" is 10000, not 1 with a unit.
+_MAGNITUDE = set("十百千万亿兆")
+#: Hanzi or an approximation sign in an answer that is no number.
+_WORDS = re.compile(r"[\u4e00-\u9fff≈≒]")
+#: Whole numbers joined by multiplication signs, as the book writes shapes: "2 × 8 × 10 × 64", "2x8", "2*8".
+_TIMES = re.compile(r"\d+(?:\s*[×xX*]\s*\d+)+")
+_TIMES_SIGN = re.compile(r"\s*[×xX*]\s*")
 #: Nested lists deeper than this are not an answer to any exercise of the book.
 _MAX_DEPTH = 8
 #: Larger answers are not read element by element (their shape alone is wrong for every exercise).
@@ -92,33 +106,91 @@ def lead(text: str) -> str:
     return " " + text if text[:1].isascii() and text[:1] not in ("", " ") else text
 
 
-def _number_from_text(text: str, depth: int) -> np.ndarray:
-    stripped = unicodedata.normalize("NFKC", text).strip().replace("−", "-")
+def _peel(text: str) -> str:
+    """``text`` without a leading approximation word ("约", "≈") and a trailing unit ("个", "倍") around one answer.
+
+    A unit with a magnitude ("1万") is kept, so that it is refused rather than read as 1.
+    """
+    for _ in range(4):
+        before = text
+        text = text.strip(_END)
+        text = _APPROX.sub("", text)
+        unit = _UNIT.search(text)
+        if unit and not set(unit.group()) & _MAGNITUDE and unit.start() > 0:
+            text = text[: unit.start()]
+        if text == before:
+            break
+    return text
+
+
+def written_as_product(text: Any) -> bool:
+    """True for text such as "2×8×10×64", "2 x 8" or "2*8": whole numbers joined by a multiplication sign."""
+    if not isinstance(text, str):
+        return False
+    return bool(_TIMES.fullmatch(_peel(clean_text(text))))
+
+
+def parse_text(text: str, _depth: int = 0) -> Any:
+    """The value a typed answer stands for: a number, True/False, or nested lists of them; else :class:`Unreadable`.
+
+    Reads what a reader types: "[0.3, 0.33]", NumPy's "[[1 2]\n [3 4]]", "4、5、6、7", "98,496", "1/8",
+    a shape "2×8×10×64" (as the list [2, 8, 10, 64]), "约3.969" / "98496个" (the number), and rows on
+    separate lines ("1 2\n3 4" is two rows).
+    """
+    if _depth > _MAX_DEPTH:
+        raise Unreadable("收到的列表嵌套得太深，不像这题的答案")
+    if not clean_text(text):
+        raise Unreadable("收到的文字是空的" + (f"（{show(text)}）" if text.strip() else "") + "：还没有写出答案")
+    stripped = unicodedata.normalize("NFKC", text).replace("−", "-").replace("、", ",")
+    stripped = _peel(stripped.strip())
     if stripped[:1] in "[(" and stripped[-1:] in "])":  # "[0.3, 0.33, 0.37]" typed as text
         try:
-            value = ast.literal_eval(_ITEM_GAP.sub(", ", stripped))
+            return ast.literal_eval(_ITEM_GAP.sub(", ", stripped))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             raise Unreadable(f"收到了文字 {show(text)}，但这题要的是数值（去掉外面的引号）") from None
-        return as_array(value, _depth=depth + 1)
-    cleaned = re.sub(r"\s+", " ", clean_text(text).replace("−", "-").replace("_", ""))
+    rows = [row for row in re.split(r"[\n;]", clean_text(stripped)) if row.strip(_STRIP)]
+    if len(rows) > 1:  # "1 2\n3 4" or "1 2; 3 4": one row per line
+        values = [parse_text(row, _depth + 1) for row in rows]
+        if all(not isinstance(v, (list, tuple)) for v in values):
+            return values  # one number per line: a list
+        lengths = [len(v) if isinstance(v, (list, tuple)) else 1 for v in values]
+        if len(set(lengths)) > 1:
+            raise Unreadable(f"收到的文字分成了 {len(rows)} 行，各行的数的个数依次是 {'、'.join(map(str, lengths))}，"
+                             "看不出是几行几列；请写成嵌套列表，例如 [[1, 2], [3, 4]]")
+        return [list(v) for v in values]
+    cleaned = re.sub(r"\s+", " ", _peel(clean_text(stripped)).replace("_", ""))
+    if cleaned in ("True", "False"):
+        return cleaned == "True"
     cleaned = re.sub(r" ?/ ?", "/", cleaned)  # "1 / 8" is the fraction 1/8
+    if _TIMES.fullmatch(cleaned):  # a shape written as the book writes it: "2 × 8 × 10 × 64"
+        cleaned = _TIMES_SIGN.sub(",", cleaned)
     if _THOUSANDS_SPACED.fullmatch(cleaned):  # "98 496": only spaces between groups of three digits
         cleaned = cleaned.replace(" ", "")
     if _THOUSANDS.fullmatch(cleaned):  # "98,496" and "98，496" (NFKC makes the full-width comma ASCII)
         cleaned = cleaned.replace(",", "")
     elif "," in cleaned or " " in cleaned:  # "0.57, 0.43, 0" or "4 5 6 7": a list typed without brackets
         try:                                # ("1 1" is two numbers, not 11: the exercise's shape check judges it)
-            return _number_from_text(f"[{cleaned}]", depth)
+            return parse_text(f"[{cleaned}]", _depth + 1)
         except Unreadable:
-            raise Unreadable(f"收到了文字 {show(text)}，但这题要的是数值") from None
+            raise Unreadable(_not_a_number(text)) from None
     try:
-        return np.asarray(float(Fraction(cleaned)))
+        return float(Fraction(cleaned))
     except (ValueError, ZeroDivisionError, OverflowError):
         pass
     try:
-        return np.asarray(float(cleaned))  # "nan", "inf"
+        return float(cleaned)  # "nan", "inf"
     except (ValueError, OverflowError):
-        raise Unreadable(f"收到了文字 {show(text)}，但这题要的是数值") from None
+        raise Unreadable(_not_a_number(text)) from None
+
+
+def _not_a_number(text: str) -> str:
+    if _WORDS.search(unicodedata.normalize("NFKC", text)):  # "1万", "约 三"：a word the reader added
+        return f"收到了文字 {show(text)}，但这题要的是数值：只用阿拉伯数字写出这个数，去掉单位或“约”字"
+    return f"收到了文字 {show(text)}，但这题要的是数值"
+
+
+def _number_from_text(text: str, depth: int) -> np.ndarray:
+    return as_array(parse_text(text, depth), _depth=depth + 1)
 
 
 def _from_tensor(value: Any) -> np.ndarray:

@@ -21,7 +21,7 @@ import numpy as np
 from ..infra.errors import AttnBookError
 from ..infra.runtime import torch_state
 from . import _record
-from ._answers import Unreadable, as_array, as_text, lead, show, shape_words
+from ._answers import Unreadable, as_array, as_text, lead, parse_text, show, shape_words, written_as_product
 
 
 @dataclass(frozen=True)
@@ -214,6 +214,12 @@ def _not_boolean(answer: Any, _depth: int = 0) -> str:
     passed as a mask while the same numbers in a tensor were refused)."""
     if isinstance(answer, (bool, np.bool_)):
         return ""
+    if isinstance(answer, str):  # text is judged like the value it stands for (fifth Part III review W1)
+        try:
+            value = parse_text(answer)
+        except Unreadable:
+            return ""  # refused by as_array before this check
+        return f"文字 {show(answer)}，里面是数而不是 True/False" if _not_boolean(value, _depth + 1) else ""
     dtype = getattr(answer, "dtype", None)
     if dtype is not None:
         return "" if str(dtype) in ("torch.bool", "bool") else f" {dtype} 类型的张量"
@@ -225,12 +231,14 @@ def _not_boolean(answer: Any, _depth: int = 0) -> str:
                     kind = kind.replace("一个 ", "由 ", 1).replace("类型的数（", "类型的数（例如 ", 1) + "组成的列表"
                 return kind
         return ""
-    return f"一个 {type(answer).__name__} 类型的数（{show(answer)}）" if not isinstance(answer, str) else ""
+    return f"一个 {type(answer).__name__} 类型的数（{show(answer)}）"
 
 
 def _judge_number(expected: Expected, answer: Any) -> tuple[bool, str]:
     want = np.asarray(expected.value, dtype=float)
     form = expected.form or shape_words(want.shape)
+    if want.ndim == 0 and written_as_product(answer):  # "2×8×10×10" for a count: a shape, or a product left to do
+        return False, f"收到的 {show(answer)} 是一个乘式：这题只要一个数，把它乘出来，只写结果。"
     try:
         got = as_array(answer)
     except Unreadable as reason:
@@ -288,6 +296,18 @@ def load_all() -> dict:
     return EXERCISES
 
 
+def _unknown_key(key: Any) -> str:
+    """Why ``key`` names no exercise, and which ones exist (of its chapter when it names one)."""
+    if not isinstance(key, str):
+        return (f"练习编号应写成字符串，例如 attnbook.check(\"07-3\", answer)，收到的是 {type(key).__name__}：{show(key)}。")
+    chapter = key.split("-")[0]
+    same = [k for k in sorted(EXERCISES) if k.split("-")[0] == chapter]
+    if same:
+        return f"没有练习 {show(key)}：第 {chapter} 章的练习是 {'、'.join(same)}。"
+    return (f"没有练习 {show(key)}：练习编号写成“章-题”，例如 \"07-3\"（第 7 章第 3 题），"
+            f"本书的练习从 {min(EXERCISES)} 到 {max(EXERCISES)}。")
+
+
 def check(key: str, answer: Any, *, quiet: bool = False, record: bool = True) -> bool:
     """Check a reader's answer to exercise ``key``; print feedback in Chinese; return True if right.
 
@@ -297,13 +317,15 @@ def check(key: str, answer: Any, *, quiet: bool = False, record: bool = True) ->
     """
     load_all()
     key = _normalise_key(key)
-    if key not in EXERCISES:
-        raise AttnBookError(f"参数 `key` 收到了 {show(key)}，但应为已登记的练习编号之一，例如 {sorted(EXERCISES)[:5]}。")
-    ex = EXERCISES[key]
 
     def say(text: str) -> None:
         if not quiet:
             print(text)
+
+    if not isinstance(key, str) or key not in EXERCISES:  # a mistyped number: one line in Chinese, no traceback (fifth Part III review m6)
+        say(f"✗ {_unknown_key(key)}")
+        return False
+    ex = EXERCISES[key]
 
     try:
         # The reader's random state stays as it was: building an answer may create a layer, and a

@@ -81,9 +81,11 @@ def _neutral_point() -> Expected:
         value=right,
         choices=("A", "B", "C"),
         mistakes=(
-            Mistake("B", "输入多大同样要紧：每一步的雅可比矩阵是 diag(1 − h²) W_hhᵀ，输入小时 h 贴近 0，"
-                         "tanh 的导数接近 1，每步打的折更少。只看 W_hh 的大小会漏掉这一项。"),
-            Mistake("C", "方向反了：输入越小，tanh 越不饱和，1 − h² 越接近 1，梯度衰减得越慢，"
+            # 与本章参考解答的测量一致（fifth Part I–II review W1）：输入小时 1 − h² 平均更大，但 s > 1 时远不到 1
+            Mistake("B", "输入多大同样要紧：每一步的雅可比矩阵是 diag(1 − h²) W_hhᵀ，里面有 tanh 的导数 1 − h²。"
+                         "输入小，h 离 ±1 远一些，1 − h² 平均更大（循环本身仍把 h 推离 0，它远不到 1），"
+                         "每步打的折就少一些。只看 W_hh 的大小会漏掉这一项。"),
+            Mistake("C", "方向反了：输入越小，tanh 越不饱和，1 − h² 平均越大，梯度衰减得越慢，"
                          "所以更小的 s 就足以不增不减。"),
         ),
         explain=f"输入 × 0.3 时，每步因子最接近 1 的尺度从 s = {before:g} 变成 s = {after:g}："

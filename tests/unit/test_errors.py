@@ -40,13 +40,19 @@ CASES = [
     ("too many frames", lambda: attnbook.slider(fig_fn, {"a": list(range(20)), "b": list(range(20))}), "controls"),
     ("dpi out of range", lambda: attnbook.slider(fig_fn, {"a": [1]}, dpi=5), "dpi"),
     ("negative seed", lambda: attnbook.setup(seed=-1), "seed"),
-    ("unknown exercise", lambda: attnbook.check("99-9", 1.0), "key"),
 ]
 
 
 @pytest.mark.parametrize("name, call, arg", CASES, ids=[c[0] for c in CASES])
 def test_reader_mistakes_get_chinese_errors(name, call, arg, assert_reader_error):
     assert_reader_error(call, arg)
+
+
+def test_an_unknown_exercise_is_one_chinese_line_not_a_traceback(capsys):
+    """A mistyped exercise number in a student's cell: the checker says which exercises exist."""
+    assert attnbook.check("99-9", 1.0, record=False) is False
+    out = capsys.readouterr().out
+    assert "99-9" in out and "Traceback" not in out and len(out.strip().splitlines()) == 1
 
 
 def test_figure_function_returning_nothing():

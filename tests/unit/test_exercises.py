@@ -520,3 +520,59 @@ def test_kv_cache_first_append_refuses_k_and_v_of_different_dtypes():
     cache = attnbook.book.KVCache()
     with pytest.raises(attnbook.AttnBookError, match="V_new"):
         cache.append(torch.randn(1, 2, 1, 4), torch.randn(1, 2, 1, 4, dtype=torch.float64))
+
+
+# ---- fifth cold reviews (reviews/part3-fifth.md W1, W2, M2, U1, U2, m1, m4, m6; part1-2-fifth.md W1) ------------
+
+def test_a_mask_typed_as_text_is_judged_like_the_value_it_stands_for(capsys):
+    """Part III W1: "[[0,0,0,1,1],[0,0,0,0,0]]" in quotes passed 08-4 while the same list was refused."""
+    ok, out = _said(capsys, "08-4", "[[0,0,0,1,1],[0,0,0,0,0]]")
+    assert not ok and "布尔掩码" in out and "里面是数而不是 True/False" in out, out
+    for text in ("[[False, False, False, True, True], [False, False, False, False, False]]",
+                 "[[False False False  True  True]\n [False False False False False]]"):  # NumPy's print
+        ok, out = _said(capsys, "08-4", text)
+        assert ok, (text, out)
+
+
+@pytest.mark.parametrize("key, text", [("08-3", "4、5、6、7"), ("07-3", "0.568、0.432、0"), ("11-1", "[2、8、7、10]")])
+def test_lists_typed_with_the_enumeration_comma_are_read(capsys, key, text):
+    """Part III W2: "4、5、6、7" (the Chinese enumeration comma) was told it is no number."""
+    ok, out = _said(capsys, key, text)
+    assert ok, out
+
+
+def test_01_3_hint_for_b_agrees_with_the_chapter_measurement(capsys):
+    """Part I–II W1: the hint said small inputs keep h near 0 so tanh′ ≈ 1; the chapter measures 1 − h² ≈ 0.61."""
+    ok, out = _said(capsys, "01-3", "B")
+    assert not ok and "平均更大" in out and "远不到 1" in out and "接近 1" not in out, out
+
+
+def test_09_4_a_mask_measured_from_the_longest_sentence_is_told_the_input(capsys):
+    """Part III M2: the feedback blamed an unused mask or one on the queries, and named no input."""
+    ok, out = _said(capsys, "09-4", offset_from_longest)
+    assert not ok and "lengths = [4, 2]" in out and "seq_len = 6" in out, out
+    assert "没有用上" not in out and "当成了真实的词" in out and "每一句都有填充" in out, out
+    ok, out = _said(capsys, "09-4", zoo.pad_on_queries)  # the first input still gets the usual cause
+    assert not ok and "没有用上，或者用在了查询" in out, out
+
+
+@pytest.mark.parametrize("key, answer, right, said", [
+    ("08-2", "2×8×10×64", True, ""), ("08-2", "2x8x10x64", True, ""), ("08-2", "2 * 8 * 10 * 64", True, ""),
+    ("08-1", "2×8×10×10", False, "是一个乘式"),
+    ("07-1", "98496个", True, ""), ("07-1", "约98496", True, ""), ("10-3", "3.969倍", True, ""),
+    ("10-3", "≈3.969", True, ""), ("07-1", "1万", False, "去掉单位或“约”字"),
+    ("07-1", "", False, "还没有写出答案"), ("08-2", "  ", False, "还没有写出答案"),
+    ("10-2", "0.5403 0.8415\n-0.8415 0.5403", True, ""), ("10-2", "1 2\n3", False, "看不出是几行几列"),
+])
+def test_unclear_typings_are_read_or_told_what_to_change(capsys, key, answer, right, said):
+    """Part III U1, U2, m1, m4: shapes with ×, a unit or 约, an empty string, rows on separate lines."""
+    ok, out = _said(capsys, key, answer)
+    assert ok == right and said in out and "去掉外面的引号" not in out, out
+
+
+@pytest.mark.parametrize("key, said", [("07-9", "第 07 章的练习是 07-1、07-2、07-3"), (7.3, "写成字符串"),
+                                       ("99-1", "练习编号写成“章-题”")])
+def test_a_mistyped_exercise_number_gets_one_line_not_a_traceback(capsys, key, said):
+    """Part III m6: check raised AttnBookError (a traceback in Jupyter)."""
+    ok, out = _said(capsys, key, 1)
+    assert not ok and said in out and out.count("\n") == 1, out
