@@ -114,11 +114,10 @@ test-built: html-noexec student
 
 # nbval runs on PyTorch's non-vectorised CPU kernels (ATEN_CPU_CAPABILITY=default), not the ones
 # `make execute` wrote the outputs with: every compared output (chapters 1–11 have no exempt cell)
-# must come out digit for digit on another numeric path. Two notebooks at a time (pytest-xdist, one
-# worker per notebook file): when the other parts of make test end, both cores go on with nbval.
+# must come out digit for digit on another numeric path.
 test-nbval: install
 	ATEN_CPU_CAPABILITY=default $(BOOK_ENV) $(TIME_CMD) $(BIN)/python -m pytest --nbval --nbval-current-env \
-	    --nbval-sanitize-with tests/nbval_sanitize.cfg -n 2 --dist loadfile $(NOTEBOOKS) $(QUIET_KERNELS)
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS) $(QUIET_KERNELS)
 
 # Colab's library versions (numpy, pandas, matplotlib, ipywidgets 7.7), a live kernel, the reader
 # edition. It runs on the CPU's own vectorised kernels, as Colab does: that every assert also holds on

@@ -129,7 +129,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=pathlib.Path, required=True, help="the repository")
     parser.add_argument("--times", type=pathlib.Path, default=None, help="write {notebook: seconds} here")
-    parser.add_argument("--jobs", type=int, default=2, help="notebooks run side by side (default 2)")
+    parser.add_argument("--jobs", type=int, default=1, help="notebooks run side by side (default 1)")
     parser.add_argument("notebooks", nargs="*")
     args = parser.parse_args()
     root = args.root.resolve()
@@ -156,7 +156,7 @@ def main() -> int:
 
     times = {}
     paths = notebooks(root, args.notebooks)
-    # two kernels side by side (the machine has 2 cores and make test runs other parts beside this one);
+    # --jobs N: N kernels side by side (make test runs one: its other parts already share the cores);
     # one at a time when the times are wanted (--times: each notebook's own seconds)
     jobs = 1 if args.times else args.jobs
     with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:

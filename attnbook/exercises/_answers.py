@@ -72,7 +72,8 @@ def show(value: Any, limit: int = 60) -> str:
 
 def clean_text(text: str) -> str:
     """NFKC (full-width → ASCII), then strip spaces, quotes, brackets and trailing punctuation."""
-    return unicodedata.normalize("NFKC", text).strip(_STRIP)
+    # a leading "." stays: ".2955" is 0.2955 (only a trailing one is punctuation)
+    return unicodedata.normalize("NFKC", text).lstrip(_STRIP.replace(".", "")).rstrip(_STRIP)
 
 
 def as_text(value: Any) -> str | None:
@@ -113,7 +114,7 @@ def _peel(text: str) -> str:
     """
     for _ in range(4):
         before = text
-        text = text.strip(_END)
+        text = text.lstrip(_END.replace(".", "")).rstrip(_END)  # ".57": the dot belongs to the number
         text = _APPROX.sub("", text)
         unit = _UNIT.search(text)
         if unit and not set(unit.group()) & _MAGNITUDE and unit.start() > 0:
@@ -145,7 +146,7 @@ def parse_text(text: str, _depth: int = 0) -> Any:
     stripped = _peel(stripped.strip())
     if stripped[:1] in "[(" and stripped[-1:] in "])":  # "[0.3, 0.33, 0.37]" typed as text
         try:
-            return ast.literal_eval(_ITEM_GAP.sub(", ", stripped))
+            return ast.literal_eval(_ITEM_GAP.sub(", ", _products_as_lists(stripped)))
         except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
             raise Unreadable(f"收到了文字 {show(text)}，但这题要的是数值（去掉外面的引号）") from None
     rows = [row for row in re.split(r"[\n;]", clean_text(stripped)) if row.strip(_STRIP)]
@@ -170,7 +171,7 @@ def parse_text(text: str, _depth: int = 0) -> Any:
         cleaned = cleaned.replace(",", "")
     elif "," in cleaned or " " in cleaned:  # "0.57, 0.43, 0" or "4 5 6 7": a list typed without brackets
         try:                                # ("1 1" is two numbers, not 11: the exercise's shape check judges it)
-            return parse_text(f"[{cleaned}]", _depth + 1)
+            return parse_text(f"[{_products_as_lists(cleaned)}]", _depth + 1)
         except Unreadable:
             raise Unreadable(_not_a_number(text)) from None
     try:
@@ -181,6 +182,11 @@ def parse_text(text: str, _depth: int = 0) -> Any:
         return float(cleaned)  # "nan", "inf"
     except (ValueError, OverflowError):
         raise Unreadable(_not_a_number(text)) from None
+
+
+def _products_as_lists(text: str) -> str:
+    """Each shape written as a product inside a list ("3×7×12, 3×7×7") as a bracketed list ("[3,7,12], [3,7,7]")."""
+    return _TIMES.sub(lambda m: "[" + _TIMES_SIGN.sub(",", m.group()) + "]", text)
 
 
 def _not_a_number(text: str) -> str:

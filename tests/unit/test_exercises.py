@@ -576,3 +576,12 @@ def test_a_mistyped_exercise_number_gets_one_line_not_a_traceback(capsys, key, s
     """Part III m6: check raised AttnBookError (a traceback in Jupyter)."""
     ok, out = _said(capsys, key, 1)
     assert not ok and said in out and out.count("\n") == 1, out
+
+
+@pytest.mark.parametrize("key, answer", [("10-1", ".2955"), ("07-3", ".57, .43, 0"), ("07-3", "[.57, .43, 0]"),
+                                         ("07-2", "3×7×12, 3×7×7"), ("07-2", "[3×7×12, 3×7×7]"),
+                                         ("07-2", "3 x 7 x 12，3 x 7 x 7")])
+def test_a_leading_dot_and_shapes_as_products_in_a_list_are_read(capsys, key, answer):
+    """Sixth Part III review W1 (".2955" was read as 2955) and W2 (two shapes in the book's × notation
+    were refused as text)."""
+    assert _said(capsys, key, answer)[0]
