@@ -256,7 +256,8 @@ def _scale_words(c: float, probe: Probe) -> str:
              1 / d_model: "除以的是 d_model"}
     for value, words in known.items():
         if abs(c / value - 1) < 1e-3:
-            return f"（{words}）"
+            # measured on one input: a constant written into the code gives the same factor there (sixth review M1)
+            return f"（{words}；也可能是写死的常数，在这个输入上正好等于它）" if value != 1.0 else f"（{words}）"
     return ""
 
 

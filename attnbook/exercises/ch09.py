@@ -41,8 +41,8 @@ def _left_padding_dead_rows() -> Expected:
         mistakes=(
             Mistake(int((~right[0, 0].any(dim=-1)).sum()),
                     "这是右侧填充的答案：填充位在后面，总能看到前面的真实词。左侧填充时填充位在前面。"),
-            Mistake(1, "不止一行：查询 i 能看的键要同时满足 j ≤ i 和 j ≥ 4，所以 i < 4 的每一行都一个键都没有。"),
-            Mistake(seq_len - length + 1, "位置 4 是第一个真实的词，它能看见自己（因果掩码保留对角线），所以不算整行被遮。"),
+            Mistake(1, "不止一行：对每个查询 i，检查它能看的键（j ≤ i）里有没有真实的词。"),
+            Mistake(seq_len - length + 1, "多数了一行：第一个真实的词自己能看见谁？（因果掩码保留对角线）"),
         ),
         explain=(f"位置 0–{seq_len - length - 1} 一个键都看不到，共 {seq_len - length} 行。右侧填充时没有这样的行"
                  f"（对照：{int((~right[0, 0].any(-1)).sum())} 行）；左侧填充 + 因果时要用补救办法，见“整行被遮”一节。"),

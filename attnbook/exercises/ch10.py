@@ -32,10 +32,10 @@ def _rotation() -> Expected:
         value=[[c, s], [-s, c]],
         atol=5e-3,  # 两位小数的手算答案（0.54、0.84）也算对
         mistakes=(
-            Mistake([[c, -s], [s, c]], "这是答案的转置。两种情况都会得到它：按常见的 [cos, sin] 顺序写了旋转矩阵"
+            Mistake([[c, -s], [s, c]], "矩阵的方向不对。两种情况都会得到它：按常见的 [cos, sin] 顺序写了旋转矩阵"
                                        "（PE 的顺序是 [sin, cos]），或者写的是行向量形式 PE(pos+1) = PE(pos)·M′"
-                                       "（本章代码就是这样右乘的）。题目要的是 M·PE(pos)：把矩阵转置，"
-                                       "或用 sin(a+b) = sin a cos b + cos a sin b 逐行推一遍。"),
+                                       "（本章代码就是这样右乘的）。题目要的是 M·PE(pos)：用 "
+                                       "sin(a+b) = sin a cos b + cos a sin b 逐行推一遍。"),
             Mistake([[1.0, 0.0], [0.0, 1.0]], "单位矩阵只对 k = 0 成立：位置移动 1 步，角度要加 ω·1 = 1 弧度。"),
         ),
         explain="M = [[cos 1, sin 1], [−sin 1, cos 1]]，与 pos 无关：相对位移是一个固定的旋转。",
