@@ -13,7 +13,6 @@
 from __future__ import annotations
 
 import argparse
-import concurrent.futures
 import json
 import os
 import pathlib
@@ -114,22 +113,10 @@ def warnings_in(nb) -> list[str]:
     return found
 
 
-def execute(path: pathlib.Path, root: pathlib.Path, want: dict) -> tuple[str, float, list[str], list[str]]:
-    """One reader-edition notebook with the version cell first: (its source's path, seconds, problems,
-    warnings). Runs in a worker process of main()'s pool."""
-    nb = nbformat.read(path, as_version=4)
-    nb.cells.insert(0, nbformat.v4.new_code_cell(VERSION_CELL.format(want=want, root=str(root))))
-    rel = path.relative_to(root).as_posix().removeprefix("notebooks/")  # keyed by the source's path
-    t = time.perf_counter()
-    problems = run(nb, path.parent)
-    return rel, round(time.perf_counter() - t, 2), problems, warnings_in(nb)
-
-
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=pathlib.Path, required=True, help="the repository")
     parser.add_argument("--times", type=pathlib.Path, default=None, help="write {notebook: seconds} here")
-    parser.add_argument("--jobs", type=int, default=1, help="notebooks run side by side (default 1)")
     parser.add_argument("notebooks", nargs="*")
     args = parser.parse_args()
     root = args.root.resolve()
@@ -155,19 +142,20 @@ def main() -> int:
     failures += bool(problems)
 
     times = {}
-    paths = notebooks(root, args.notebooks)
-    # --jobs N: N kernels side by side (make test runs one: its other parts already share the cores);
-    # one at a time when the times are wanted (--times: each notebook's own seconds)
-    jobs = 1 if args.times else args.jobs
-    with concurrent.futures.ProcessPoolExecutor(max_workers=jobs) as pool:
-        for rel, seconds, problems, warned in pool.map(execute, paths, [root] * len(paths), [want] * len(paths)):
-            times[rel] = seconds
-            print(f"执行 {rel} … {'通过' if not problems else '失败'}  {seconds:.1f} s", flush=True)
-            for p in problems:
-                print("   ", p)
-            for w in warned:
-                print("    警告（不算失败）：", w)
-            failures += bool(problems)
+    for path in notebooks(root, args.notebooks):
+        nb = nbformat.read(path, as_version=4)
+        nb.cells.insert(0, nbformat.v4.new_code_cell(VERSION_CELL.format(want=want, root=str(root))))
+        rel = path.relative_to(root).as_posix().removeprefix("notebooks/")  # keyed by the source's path
+        print(f"执行 {rel} …", end=" ", flush=True)
+        t = time.perf_counter()
+        problems = run(nb, path.parent)
+        times[rel] = round(time.perf_counter() - t, 2)
+        print(f"{'通过' if not problems else '失败'}  {times[rel]:.1f} s", flush=True)
+        for p in problems:
+            print("   ", p)
+        for w in warnings_in(nb):
+            print("    警告（不算失败）：", w)
+        failures += bool(problems)
     if args.times:
         args.times.write_text(json.dumps(times, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     print(f"Colab 版本下：{len(times) + 1 - failures} 项通过，{failures} 项失败")
