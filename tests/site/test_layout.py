@@ -33,7 +33,6 @@ import re
 import pytest
 
 from conftest import ROOT  # tests/site/conftest.py
-from layout_js import EXEMPT, FIGURES_JS, OVERFLOW_JS, VIEWPORT  # noqa: F401  (tests/site/layout_js.py)
 
 #: 10 pt in CSS px (CSS: 96 px per inch; a point is 1/72 inch).
 MIN_TEXT_PX = 10 / 72 * 96
