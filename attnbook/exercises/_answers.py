@@ -30,7 +30,7 @@ _THOUSANDS = re.compile(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d*)?")
 _THOUSANDS_SPACED = re.compile(r"[+-]?\d{1,3}(?: \d{3})+(?:\.\d*)?")
 #: Whitespace between the end of one number (or of a nested list) and the start of the next, as NumPy
 #: prints arrays ("[2 8 10 64]", "[[1 2]\n [3 4]]"): it separates items, so it becomes ", ".
-_ITEM_GAP = re.compile(r"(?:(?<=[\d.\]])|(?<=True)|(?<=False))\s+(?=[-+\d.\[]|True|False)")
+_ITEM_GAP = re.compile(r"(?:(?<=[\d.\])])|(?<=True)|(?<=False))\s+(?=[-+\d.\[(]|True|False)")
 #: Punctuation that may end an answer (kept out of _STRIP's brackets, which the list reading needs).
 _END = " \t\r\n\u3000。.!?！？;；:：…"
 #: An approximation word in front of a number: "约3.969", "≈0.2955", "~ 0.3" (NFKC makes ～ a ~).
@@ -44,6 +44,15 @@ _WORDS = re.compile(r"[\u4e00-\u9fff≈≒]")
 #: Whole numbers joined by multiplication signs, as the book writes shapes: "2 × 8 × 10 × 64", "2x8", "2*8".
 _TIMES = re.compile(r"\d+(?:\s*[×xX*]\s*\d+)+")
 _TIMES_SIGN = re.compile(r"\s*[×xX*]\s*")
+#: What ``print`` puts around numbers: "tensor([4, 5])", "torch.Size([2, 8])", "array([0.57, 0.43], dtype=float32)".
+#: The wrapper's name goes (its parentheses stay and group what they held) …
+_WRAPPER = re.compile(r"\b(?:torch\.|np\.|numpy\.)?(?:tensor|Size|array)(?=\()")
+#: … and so do the keyword arguments print adds after the numbers (dtype=…, device=…, grad_fn=<…>).
+_WRAPPER_KEYWORDS = re.compile(r",\s*(?:dtype|device|requires_grad|grad_fn)\s*=\s*(?:<[^<>]*>|[^,()\[\]]*)")
+#: Two bracketed lists separated by ";" ("[3,7,12];[3,7,7]") are two items, as with ",".
+_LIST_SEMICOLON = re.compile(r"(?<=[\])])\s*;\s*(?=[\[(])")
+#: A percentage: "57%" is 0.57.
+_PERCENT = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*%")
 #: Nested lists deeper than this are not an answer to any exercise of the book.
 _MAX_DEPTH = 8
 #: Larger answers are not read element by element (their shape alone is wrong for every exercise).
@@ -143,6 +152,11 @@ def parse_text(text: str, _depth: int = 0) -> Any:
     if not clean_text(text):
         raise Unreadable("收到的文字是空的" + (f"（{show(text)}）" if text.strip() else "") + "：还没有写出答案")
     stripped = unicodedata.normalize("NFKC", text).replace("−", "-").replace("、", ",")
+    stripped = _WRAPPER_KEYWORDS.sub("", _WRAPPER.sub("", stripped))  # printed tensors: the numbers they show
+    stripped = _LIST_SEMICOLON.sub(", ", stripped)
+    stripped = _PERCENT.sub(lambda m: repr(float(Fraction(m.group(1).lstrip("+")) / 100)), stripped)
+    if "=" in stripped:  # "2×8×10×10=1600": the value after the last "="
+        stripped = stripped.rsplit("=", 1)[1]
     stripped = _peel(stripped.strip())
     if stripped[:1] in "[(" and stripped[-1:] in "])":  # "[0.3, 0.33, 0.37]" typed as text
         try:

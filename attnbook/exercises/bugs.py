@@ -356,8 +356,8 @@ def _examine(fn: Callable) -> list[Symptom]:
                                 "即使这些行不进损失，NaN 也会进入梯度，并在下一层传给真实的词。"
                                 f"{STALE_WHERE}")
                 elif (W_dead - 1 / L).abs().max().item() < 1e-5:
-                    add("dead", "整行被遮的查询（左侧的填充位）把权重平均分给了所有键（−1e9 或 torch.finfo(dtype).min "
-                                "的结果）。这不影响真实词的输出，只是不符合本题的约定：这些行应输出 0（与 SDPA 配布尔掩码时相同）。"
+                    add("dead", "整行被遮的查询（左侧的填充位）把权重平均分给了所有键（例如用 −1e9 或 torch.finfo(dtype).min "
+                                "填充，或在 softmax 之前把整行分数换成同一个数）。这不影响真实词的输出，只是不符合本题的约定：这些行应输出 0（与 SDPA 配布尔掩码时相同）。"
                                 "用 SDPA 时，只有布尔掩码或 −inf 的加性掩码会让 SDPA 把这些行输出 0。")
                 elif (W_dead - torch.eye(L).expand(B, H, L, L)[dead]).abs().max().item() < 1e-5:
                     add("dead", "整行被遮的查询（左侧的填充位）看了它自己（“补救 1”：keep | eye）。训练里这样做没问题，"

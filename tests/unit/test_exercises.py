@@ -585,3 +585,40 @@ def test_a_leading_dot_and_shapes_as_products_in_a_list_are_read(capsys, key, an
     """Sixth Part III review W1 (".2955" was read as 2955) and W2 (two shapes in the book's × notation
     were refused as text)."""
     assert _said(capsys, key, answer)[0]
+
+
+# ---- sixth Part III review, the minor items (reviews/part3-sixth.md m2, m3, m4) ------------------------
+
+def scores_equal_before_softmax(Q, K, V, lengths):  # m2: a whole row of equal scores, no −1e9 anywhere
+    keep = zoo.keep_of(Q, lengths)
+    scores = (Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))).masked_fill(~keep, float("-inf"))
+    return torch.softmax(torch.where(keep.any(-1, keepdim=True), scores, 0.0), dim=-1) @ V
+
+
+def test_uniform_dead_rows_name_both_ways_to_get_them(capsys):
+    """m2: the message blamed −1e9/finfo.min for a fix that set the whole row's scores to 0 before softmax."""
+    ok, out = _said(capsys, "09-7", scores_equal_before_softmax)
+    assert not ok and "平均分给了所有键" in out and "在 softmax 之前把整行分数换成同一个数" in out, out
+
+
+@pytest.mark.parametrize("key, text", [
+    ("08-3", "tensor([4, 5, 6, 7])"), ("08-2", "torch.Size([2, 8, 10, 64])"),
+    ("07-3", "tensor([0.5700, 0.4300, 0.0000])"), ("07-2", "torch.Size([3, 7, 12]), torch.Size([3, 7, 7])"),
+    ("07-3", "array([0.57, 0.43, 0.  ], dtype=float32)"),
+    ("07-3", "tensor([0.5700, 0.4300, 0.0000], grad_fn=<SoftmaxBackward0>)"),
+    ("10-1", "tensor(0.2955, dtype=torch.float64)"),
+    ("10-2", "tensor([[ 0.5403,  0.8415],\n        [-0.8415,  0.5403]])"),
+    ("07-2", "(3,7,12) (3,7,7)"), ("07-2", "[3,7,12];[3,7,7]"),
+    ("07-3", "57%, 43%, 0%"), ("10-1", "29.55%"), ("08-1", "2×8×10×10=1600"),
+])
+def test_printed_tensors_percentages_and_worked_answers_are_read(capsys, key, text):
+    """m3, m4: what print shows (tensor(…), torch.Size(…), array(…, dtype=…)), two tuples side by side,
+    lists separated by ";", percentages and "a=b" were refused as text."""
+    ok, out = _said(capsys, key, text)
+    assert ok, out
+
+
+@pytest.mark.parametrize("key, text", [("08-3", "tensor([4, 5, 6, 8])"), ("10-1", "31%"), ("08-1", "1600=2×8×10×10")])
+def test_the_readings_still_judge_the_value(capsys, key, text):
+    """The same forms with a wrong value are judged wrong (the wrapper and the % do not make anything right)."""
+    assert not _said(capsys, key, text)[0]
