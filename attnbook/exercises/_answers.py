@@ -49,8 +49,8 @@ _TIMES_SIGN = re.compile(r"\s*[×xX*]\s*")
 _WRAPPER = re.compile(r"\b(?:torch\.|np\.|numpy\.)?(?:tensor|Size|array)(?=\()")
 #: … and so do the keyword arguments print adds after the numbers (dtype=…, device=…, grad_fn=<…>).
 _WRAPPER_KEYWORDS = re.compile(r",\s*(?:dtype|device|requires_grad|grad_fn)\s*=\s*(?:<[^<>]*>|[^,()\[\]]*)")
-#: Two bracketed lists separated by ";" ("[3,7,12];[3,7,7]") are two items, as with ",".
-_LIST_SEMICOLON = re.compile(r"(?<=[\])])\s*;\s*(?=[\[(])")
+#: Two bracketed lists separated by ";", "和" or "与" ("[3,7,12];[3,7,7]", "[3,7,12] 和 [3,7,7]") are two items.
+_LIST_SEMICOLON = re.compile(r"(?<=[\])])\s*(?:;|和|与)\s*(?=[\[(])")
 #: A percentage: "57%" is 0.57.
 _PERCENT = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*%")
 #: Nested lists deeper than this are not an answer to any exercise of the book.
@@ -155,8 +155,8 @@ def parse_text(text: str, _depth: int = 0) -> Any:
     stripped = _WRAPPER_KEYWORDS.sub("", _WRAPPER.sub("", stripped))  # printed tensors: the numbers they show
     stripped = _LIST_SEMICOLON.sub(", ", stripped)
     stripped = _PERCENT.sub(lambda m: repr(float(Fraction(m.group(1).lstrip("+")) / 100)), stripped)
-    if "=" in stripped:  # "2×8×10×10=1600": the value after the last "="
-        stripped = stripped.rsplit("=", 1)[1]
+    if re.search(r"(?<=\S)\s*[=≈]", stripped):  # "2×8×10×10=1600", "sin0.3≈0.2955": the value after the last sign
+        stripped = re.split(r"[=≈]", stripped)[-1]
     stripped = _peel(stripped.strip())
     if stripped[:1] in "[(" and stripped[-1:] in "])":  # "[0.3, 0.33, 0.37]" typed as text
         try:

@@ -14,8 +14,11 @@ def _pe_value() -> Expected:
     two_i = dim  # 第 2 维是偶数维：2i = 2
     return Expected(
         value=float(sinusoidal_positional_encoding(pos + 1, d_model)[pos, dim]),
-        atol=5e-3,  # 题目没说保留几位：两位小数的 0.30 也算对（最近的错误答案相差 0.26 以上）
+        atol=1e-3,  # 题目要 4 位小数；两位小数的 0.30 恰好也是忘了取 sin 的角度 0.3，不能算对
         mistakes=(
+            Mistake(pos / 10000 ** (two_i / d_model),
+                    "0.3 是角度 pos / 10000^(2i/d_model) 本身，还没有取 sin。"
+                    "若你已经取了 sin、只是四舍五入到了两位，请按题目保留 4 位小数。"),
             Mistake(math.sin(pos / 10000 ** (2 * dim / d_model)),
                     "把维度编号 2 当成了 i：公式里的指数是 2i/d_model，第 2 维对应 2i = 2，即 i = 1。"),
             Mistake(math.cos(pos / 10000 ** (two_i / d_model)), "偶数维用 sin，奇数维才用 cos。"),

@@ -622,3 +622,29 @@ def test_printed_tensors_percentages_and_worked_answers_are_read(capsys, key, te
 def test_the_readings_still_judge_the_value(capsys, key, text):
     """The same forms with a wrong value are judged wrong (the wrapper and the % do not make anything right)."""
     assert not _said(capsys, key, text)[0]
+
+
+# ---- seventh Part III review (W1: 10-1 accepted the angle 0.3 itself) -----------------------------------
+
+@pytest.mark.parametrize("answer", [0.3, "0.30", "0.3"])
+def test_10_1_the_angle_without_sin_is_a_named_mistake(capsys, answer):
+    """W1: with atol 5e-3 the angle 0.3 (sin forgotten) passed; now the question asks for 4 decimals."""
+    ok, out = _said(capsys, "10-1", answer)
+    assert not ok and "还没有取 sin" in out and "保留 4 位小数" in out, out
+
+
+@pytest.mark.parametrize("answer", ["0.2955", "0.296", 0.29552])
+def test_10_1_four_or_three_decimals_are_right(capsys, answer):
+    assert _said(capsys, "10-1", answer)[0]
+
+
+@pytest.mark.parametrize("key, text", [("07-2", "[3,7,12] 和 [3,7,7]"), ("10-1", "sin0.3≈0.2955"), ("10-1", "≈0.2955")])
+def test_lists_joined_by_and_and_worked_answers_with_approx_are_read(capsys, key, text):
+    """Seventh Part III review m4: "和" between two lists and "≈" in a worked answer got a misleading hint."""
+    assert _said(capsys, key, text)[0]
+
+
+def test_11_2_two_sentences_is_a_named_mistake(capsys):
+    """Seventh Part III review C2: the exercise now says batch = 1; twice the count gets its own hint."""
+    ok, out = _said(capsys, "11-2", 19200)
+    assert not ok and "batch = 1" in out and "9600" not in out, out
