@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import copy
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -93,6 +94,69 @@ def train_runs(model_kwargs: dict, runs: Sequence[dict[str, Any]], steps: int = 
     """
     with torch_state(threads=1):  # the reader's generator and thread count are left as they were
         return _train_runs(model_kwargs, runs, steps, batch, task, betas, eps, tuple(watch), bool(keep_params))
+
+
+def train_many(jobs: Sequence[dict[str, Any]], workers: int | None = None) -> list[list[RunResult]]:
+    """Several independent :func:`train_runs` calls, on as many processes as the machine has cores.
+
+    Args:
+        jobs: one dict of :func:`train_runs` keyword arguments per call (``model_kwargs``, ``runs``, ``steps``, …).
+            Put the longest job first: the jobs are handed out in this order.
+        workers: processes to use (default: the cores this process may run on, at most ``len(jobs)``).
+
+    Returns ``[train_runs(**job) for job in jobs]``, bit for bit: each call trains on one thread with its own
+    seeds, whichever process runs it (tests/unit/test_part4_training.py checks it). On one core, or with
+    ``workers=1``, the calls simply run one after another in this process.
+    """
+    jobs = [dict(job) for job in jobs]
+    for job in jobs:
+        if not {"model_kwargs", "runs"} <= set(job):
+            raise fail("jobs", job, "train_runs 的关键字参数组成的字典，至少有 model_kwargs 和 runs")
+    if workers is None:
+        workers = _cores()
+    check_int(workers, "workers", minimum=1)
+    workers = min(workers, len(jobs))
+    if workers <= 1:
+        return [train_runs(**job) for job in jobs]
+    pool = _pool(workers)
+    futures = [pool.submit(train_runs, **job) for job in jobs]
+    try:
+        return [future.result() for future in futures]
+    except BaseException:  # an interrupted kernel (■) or a failed job: stop the other jobs too
+        _POOLS.pop(workers, None)
+        for process in list(getattr(pool, "_processes", {}).values()):
+            process.terminate()
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # macOS, Windows
+        return os.cpu_count() or 1
+
+
+_POOLS: dict[int, Any] = {}
+
+
+def _pool(workers: int):
+    """A process pool kept for the kernel's lifetime (starting one costs an import of torch per process)."""
+    if workers not in _POOLS:
+        from concurrent.futures import ProcessPoolExecutor
+        import multiprocessing
+
+        # spawn: a fresh interpreter, safe in a Jupyter kernel and the same on Linux, macOS and Windows
+        _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
+                                              initializer=_ignore_interrupts)
+    return _POOLS[workers]
+
+
+def _ignore_interrupts() -> None:
+    """In a worker: Ctrl-C / the kernel's interrupt reach the whole process group; the kernel decides (above)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
 def _train_runs(model_kwargs, runs, steps, batch, task, betas, eps, watch=(), keep_params=False):
@@ -355,5 +419,6 @@ __plumbing__ = (
     'lr_sweep_figure',
     'norm_warmup_figure',
     'scaling_figure',
+    'train_many',
     'train_runs',
 )

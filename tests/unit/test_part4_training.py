@@ -11,7 +11,7 @@ import torch
 import attnbook
 from attnbook.book import (CopyTask, EncoderLayer, ScalableMultiHeadSelfAttention, TinyTransformer, layer_report,
                            lr_at, train_one)
-from attnbook.pages.ch12 import RunResult, summarize, train_runs
+from attnbook.pages.ch12 import RunResult, summarize, train_many, train_runs
 
 matplotlib.use("Agg")
 
@@ -173,6 +173,34 @@ def test_train_runs_equals_the_plain_loop_and_is_repeatable():
     for a, b in zip(stacked, again):
         assert np.array_equal(a.loss, b.loss)  # 逐位相同
     assert stacked[2].settings["scale"] is False and stacked[1].settings["clip"] == 0.5
+
+
+def test_train_many_gives_train_runs_results_bit_for_bit_on_any_number_of_processes():
+    """Chapter 12 runs independent train_runs calls side by side; the page's numbers must not depend on it."""
+    jobs = [dict(model_kwargs={**SMALL, "num_layers": 3}, runs=[dict(seed=0), dict(seed=1, lr=3e-3)], steps=6,
+                 batch=4, keep_params=True),
+            dict(model_kwargs=SMALL, runs=[dict(seed=2, clip=0.5, bad_steps=(3,))], steps=5, batch=4, watch=(2, 4))]
+    one_by_one = [train_runs(**job) for job in jobs]
+    for workers in (1, 2):
+        for got, want in zip(train_many(jobs, workers=workers), one_by_one, strict=True):
+            for a, b in zip(got, want, strict=True):
+                assert a.settings == b.settings and a.adam == b.adam
+                assert np.array_equal(a.loss, b.loss) and np.array_equal(a.grad_norm, b.grad_norm)
+                assert (a.params is None) == (b.params is None)
+                if a.params is not None:
+                    assert all(torch.equal(a.params[k], b.params[k]) for k in b.params)
+
+
+def test_train_many_passes_a_jobs_error_back_in_chinese():
+    with pytest.raises(attnbook.AttnBookError, match="`seed`"):  # raised in a worker process
+        train_many([dict(model_kwargs=SMALL, runs=[dict(seed=0)], steps=2),
+                    dict(model_kwargs=SMALL, runs=[dict(seed=-1)], steps=2)], workers=2)
+    with pytest.raises(attnbook.AttnBookError, match="`jobs`"):
+        train_many([dict(runs=[dict(seed=0)])])
+    with pytest.raises(attnbook.AttnBookError, match="`workers`"):
+        train_many([dict(model_kwargs=SMALL, runs=[dict(seed=0)], steps=1)], workers=0)
+    # after a failed job the next call starts a fresh pool and works
+    assert len(train_many([dict(model_kwargs=SMALL, runs=[dict(seed=0)], steps=1)] * 2, workers=2)) == 2
 
 
 def test_keep_params_rebuilds_the_trained_model():
