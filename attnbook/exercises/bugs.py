@@ -332,8 +332,20 @@ def _examine(fn: Callable) -> list[Symptom]:
                     add("pad", f"填充位（键）分到了权重（例如{where}，一行里最多 {_percent(worst)}）：{pad_cause}")
             self_weight = torch.diagonal(W0, dim1=-2, dim2=-1)  # [batch, num_heads, L]
             blind = (self_weight <= 1e-30) & live
+            # 左侧填充的边界差了一位：每句第一个真实的词（位置 L − lengths[b]）也被当成了填充位，
+            # 它看不见自己，后面的真实词也看不见它（第 8 轮审读：曾被报成“对角线被遮了”）
+            first = torch.arange(L)[None, :] == (L - lengths)[:, None]  # [batch, L]
+            first_q = first[:, None, :].expand(B, H, L)
+            first_k = first[:, None, None, :].expand(B, H, L, L)
+            off_by_one = (bool(blind.any()) and not bool((blind & ~first_q).any())
+                          and bool((W0[keep & first_k & live[..., None]] <= 1e-30).all()))
+            if off_by_one:
+                mirrored = True  # 漏看的键与看不见自己都是它的后果，不再另报
+                add("pad", f"每句第一个真实的词也被当成了填充位（例如{_say_rows(_rows(blind))}）：它看不见自己，"
+                           "后面的词也看不见它。真实的词是最后 lengths[b] 个位置，从 seq_len − lengths[b] 开始："
+                           "检查掩码边界上的比较（差了一位）。")
             if mirrored:
-                pass  # 已由“右侧填充的掩码”一条说明；对角线和漏看的键都是它的后果
+                pass  # 已由“右侧填充的掩码”或“边界差一位”一条说明；对角线和漏看的键都是它的后果
             elif blind.any():
                 add("diag", f"有真实的词看不见自己（例如{_say_rows(_rows(blind))}，对自己的权重是 0）："
                             "对角线被遮了，而每个真实的词都应看得见自己。")
@@ -344,6 +356,8 @@ def _examine(fn: Callable) -> list[Symptom]:
                                "掩码遮多了，或者极性反了。")
             sums = W0.sum(-1)
             off = ((sums - 1).abs() > TOL) & live & ~W.isnan().any(-1)
+            if off_by_one:
+                off &= ~first_q  # 这些行整行被遮，已由“边界差一位”一条说明
             if off.any():
                 b, i = _rows(off, 1)[0]
                 total = sums[b, :, i][(sums[b, :, i] - 1).abs().argmax()].item()  # 偏得最多的那个头
@@ -372,7 +386,8 @@ def _examine(fn: Callable) -> list[Symptom]:
             elif c is None and index == 0:
                 add("scale?", "权重不是 softmax(q·k × 某个常数) 的样子（例如分数上加了 0/1 这样的偏置），"
                               "没法检查缩放：先让掩码和 softmax 都对。")
-            if not any(s.kind in ("leak", "pad", "diag", "missing", "sum", "scale", "nan_live") for s in symptoms):
+            if not any(s.kind in ("leak", "pad", "diag", "missing", "sum", "scale", "scale?", "nan_live")
+                       for s in symptoms):
                 wrong = ((W - W_ref).abs() > TOL) & live[..., None]
                 if wrong.any():
                     add("values", f"掩码和缩放都对，但权重与参考实现不一致（例如{_say_pairs(_pairs(wrong))}）："
@@ -457,10 +472,12 @@ BUGS = {
     "09-5": Bug("③", "多头的缩放因子", frozenset({"scale", "scale?"}),
                 "缩放对了：分数除以 √d_k，d_k = Q.size(-1) 是每个头的维度。"),
     "09-6": Bug("④", "对角线", frozenset({"diag"}),
-                "对角线保留了：每个真实的词都看得见自己。"),
+                "对角线保留了：你的掩码当成真实词的每个位置都看得见自己。"),
     "09-7": Bug("⑤", "整行被遮的查询", frozenset({"dead", "grad", "grad_ref"}),
                 "整行被遮的查询输出 0（不是 NaN，也不是平均），只对真实的词算损失时，Q、K、V 的梯度也全是有限数。"),
 }
+FLOAT_MASK = ("权重不像 softmax(q·k × 常数) 的样子：分数上像是加了偏置。例如把 0/1 的浮点掩码交给了 SDPA："
+              "浮点掩码是加到分数上的，不会把位置遮掉。")
 SHARED = ("输出在四组 batch、num_heads、seq_len、d_k 的输入上（其中一组每句都有填充）与参考实现（SDPA）一致，"
           "梯度在其中三组上与参考实现一致")
 
@@ -480,7 +497,9 @@ def judge_for(key: str) -> Callable[[Any], tuple[bool, str]]:
             symptoms = _examine(fn)
         except Broken as broken:
             return False, str(broken)
-        if key != "09-5" and len(symptoms) > 1:  # “没法检查缩放”只对 ③ 有用，其余题目里它只是噪声
+        if key == "09-3":  # ① 里这条说的是浮点掩码的原因：它被加到了分数上
+            symptoms = [Symptom(s.kind, FLOAT_MASK) if s.kind == "scale?" else s for s in symptoms]
+        elif key != "09-5" and len(symptoms) > 1:  # “没法检查缩放”只对 ③ 有用，其余题目里它只是噪声
             symptoms = [s for s in symptoms if s.kind != "scale?"]
         mine = [s for s in symptoms if s.kind in bug.kinds]
         others = [s for s in symptoms if s.kind not in bug.kinds]

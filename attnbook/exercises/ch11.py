@@ -50,6 +50,7 @@ def _cache_vectors() -> Expected:
             Mistake(2 * num_layers * n, "漏了头数：每个头有自己的 K、V（各 d_k 维），一个位置在一层里存 2 × num_heads 个向量。"),
             Mistake(2 * num_heads * n, "只数了一层：每一层都有自己的缓存。"),
             Mistake(vectors * d_k, "这是数（标量）的个数，题目问的是 d_k 维向量的个数。"),
+            Mistake(2 * num_layers * num_heads * (n + 1), "多算了一个位置：题目说每层缓存里已有 100 个位置，就数这 100 个。"),
             Mistake(2 * vectors, "多算了一倍：题目一次只生成一句话（batch = 1）；若只算了一句，检查 K、V 是不是各数了两次。"),
         ),
         explain="2 × 6 层 × 8 个头 × 100 个位置 = 9600 个 d_k = 64 维的向量（614,400 个数）。",

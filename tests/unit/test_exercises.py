@@ -172,7 +172,7 @@ def test_targeted_hints_the_student_asked_for(capsys):
     column = torch.softmax(d["Q"] @ d["K"].T / math.sqrt(2), dim=-1)[:, 1]
     assert "那一列" in _said(capsys, "04-1", column)[1]
     assert "W_O" in _said(capsys, "07-1", 3 * (512 * 64 + 64) + 64 * 512 + 512)[1]
-    assert "头 2 的第 1 行" in _said(capsys, "08-3", [12, 13, 14, 15])[1]
+    assert "头 2 的数据" in _said(capsys, "08-3", [12, 13, 14, 15])[1]
     out = _said(capsys, "07-2", [[3, 7, 12], [3, 7, 7, 7]])[1]
     assert "长短不一" in out and "收到的是 list" not in out
     assert "5 本书的权重" in _said(capsys, "02-3", [0.2] * 5)[1]
@@ -648,3 +648,47 @@ def test_11_2_two_sentences_is_a_named_mistake(capsys):
     """Seventh Part III review C2: the exercise now says batch = 1; twice the count gets its own hint."""
     ok, out = _said(capsys, "11-2", 19200)
     assert not ok and "batch = 1" in out and "9600" not in out, out
+
+
+# ---- eighth Part III review (reviews/r14p3: M1, m1–m4, m6) -----------------------------------------------
+
+def off_by_one_padding(Q, K, V, lengths):  # M1: ">" where ">=" belongs: the first real word counts as padding
+    L = Q.size(-2)
+    keep = (torch.arange(L) > L - lengths[:, None])[:, None, None, :] & attnbook.causal_mask(L)
+    scores = (Q @ K.transpose(-2, -1) / math.sqrt(Q.size(-1))).masked_fill(~keep, float("-inf"))
+    return torch.where(keep.any(-1, keepdim=True), torch.softmax(scores, -1), 0.0) @ V
+
+
+def transposed_scores(Q, K, V, lengths):  # m2: K @ Qᵀ, scaling and masks right
+    keep = zoo.keep_of(Q, lengths)
+    scores = (K @ Q.transpose(-2, -1) / math.sqrt(Q.size(-1))).masked_fill(~keep, float("-inf"))
+    return torch.where(keep.any(-1, keepdim=True), torch.softmax(scores, -1), 0.0) @ V
+
+
+@pytest.mark.parametrize("key, headline", [("09-4", "bug ②（填充掩码）还没修好"), ("09-6", "bug ④（对角线）修好了")])
+def test_an_off_by_one_left_padding_mask_is_named_as_padding_not_as_the_diagonal(capsys, key, headline):
+    ok, out = _said(capsys, key, off_by_one_padding)
+    assert not ok and headline in out and "每句第一个真实的词也被当成了填充位" in out, out
+    assert "对角线被遮了" not in out and "权重之和不是 1" not in out and "填充掩码用上了" not in out, out
+
+
+def test_09_3_says_a_float_mask_is_added_to_the_scores(capsys):
+    ok, out = _said(capsys, "09-3", zoo.float_mask)
+    assert not ok and "浮点掩码是加到分数上的" in out and "检查缩放" not in out, out
+
+
+def test_09_5_transposed_scores_get_one_story(capsys):
+    ok, out = _said(capsys, "09-5", transposed_scores)
+    assert not ok and "没法检查缩放" in out and "掩码和缩放都对" not in out, out
+
+
+@pytest.mark.parametrize("key, answer, said", [("11-2", 9696, "多算了一个位置"), ("10-3", 3.968, ""), ("10-3", 3.971, ""),
+                                               ("08-3", [12, 13, 14, 15], "也可能是正确写法里头 2 的一行")])
+def test_slips_of_the_eighth_review_are_told_apart(capsys, key, answer, said):
+    ok, out = _said(capsys, key, answer)
+    assert not ok and said in out, out
+
+
+@pytest.mark.parametrize("answer", [3.969, "3.97"])
+def test_10_3_three_or_two_decimals_pass(capsys, answer):
+    assert _said(capsys, "10-3", answer)[0]
