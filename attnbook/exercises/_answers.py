@@ -51,6 +51,8 @@ _WRAPPER = re.compile(r"\b(?:torch\.|np\.|numpy\.)?(?:tensor|Size|array)(?=\()")
 _WRAPPER_KEYWORDS = re.compile(r",\s*(?:dtype|device|requires_grad|grad_fn)\s*=\s*(?:<[^<>]*>|[^,()\[\]]*)")
 #: Two bracketed lists separated by ";", "和" or "与" ("[3,7,12];[3,7,7]", "[3,7,12] 和 [3,7,7]") are two items.
 _LIST_SEMICOLON = re.compile(r"(?<=[\])])\s*(?:;|和|与)\s*(?=[\[(])")
+#: A square root written with the radical sign: "√256" is 16, "1/√64" is 1/8.
+_ROOT = re.compile(r"√\s*\(?\s*(\d+(?:\.\d*)?)\s*\)?")
 #: A percentage: "57%" is 0.57.
 _PERCENT = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*%")
 #: Nested lists deeper than this are not an answer to any exercise of the book.
@@ -154,6 +156,7 @@ def parse_text(text: str, _depth: int = 0) -> Any:
     stripped = unicodedata.normalize("NFKC", text).replace("−", "-").replace("、", ",")
     stripped = _WRAPPER_KEYWORDS.sub("", _WRAPPER.sub("", stripped))  # printed tensors: the numbers they show
     stripped = _LIST_SEMICOLON.sub(", ", stripped)
+    stripped = _ROOT.sub(lambda m: _plain(math.sqrt(float(m.group(1)))), stripped)
     stripped = _PERCENT.sub(lambda m: repr(float(Fraction(m.group(1).lstrip("+")) / 100)), stripped)
     if re.search(r"(?<=\S)\s*[=≈]", stripped):  # "2×8×10×10=1600", "sin0.3≈0.2955": the value after the last sign
         stripped = re.split(r"[=≈]", stripped)[-1]
@@ -192,10 +195,21 @@ def parse_text(text: str, _depth: int = 0) -> Any:
         return float(Fraction(cleaned))
     except (ValueError, ZeroDivisionError, OverflowError):
         pass
+    if cleaned.count("/") == 1:  # "1/2.8284271247461903" (a root that is no whole number)
+        top, bottom = cleaned.split("/")
+        try:
+            return float(top) / float(bottom)
+        except (ValueError, ZeroDivisionError, OverflowError):
+            pass
     try:
         return float(cleaned)  # "nan", "inf"
     except (ValueError, OverflowError):
         raise Unreadable(_not_a_number(text)) from None
+
+
+def _plain(x: float) -> str:
+    """A number as text that Fraction reads: "8" for 8.0 (so "1/√64" becomes the fraction "1/8")."""
+    return str(int(x)) if x.is_integer() else repr(x)
 
 
 def _products_as_lists(text: str) -> str:

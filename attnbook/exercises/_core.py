@@ -167,6 +167,8 @@ def _miss(got: np.ndarray, want: np.ndarray, expected: Expected) -> str:
         text = f"{want.size} 个数里有 {int(outside.sum())} 个不对。"
     if close:
         return text + f"已经很接近了，但超出了允许误差 {expected.atol:g}：计算时多保留几位小数，最后再四舍五入。"
+    if not expected.integer and np.all(np.abs(got / 100 - want) <= expected.atol):
+        return text + "看起来写成了百分数：请写成小数（例如 30% 写成 0.3）。"
     if expected.integer and want.ndim == 0 and abs(want) >= 1000 and abs(diff) <= 0.01 * abs(want):
         if float(got) % 1000 == 0:
             return text + "已经很接近了，但这题要精确的整数，不要用四舍五入后的近似值。"

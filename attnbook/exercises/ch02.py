@@ -40,7 +40,7 @@ def _double_keys() -> Expected:
         choices=("A", "B", "C"),
         mistakes=(
             Mistake("A", "softmax 只除以总和，抵消不了分数之间差距的放大：分数翻倍，exp 之后的比值是原来的平方。"),
-            Mistake("C", "方向反了：分数乘以 2 等于除以 0.5，相当于降温，而不是升温到 τ = 2。"),
+            Mistake("C", "方向反了：分数乘以 2 等于除以多少？把它写成 softmax(s / τ) 的样子，看 τ 是变大还是变小。"),
         ),
         explain="q·(2k) = 2(q·k)，softmax(2s) = softmax(s / 0.5)：放大键或查询就是降温。",
     )

@@ -23,8 +23,10 @@ def _eat_row() -> Expected:
         mistakes=(
             Mistake(_rows(1.0)[1].tolist(), "看起来没有除以 √d_k = √2：先缩放分数，再做 softmax。"),
             Mistake(_rows(1 / d_k)[1].tolist(), "你除以的是 d_k = 2，而缩放因子是 √d_k ≈ 1.414。"),
-            Mistake(_rows(1 / math.sqrt(d_k), dim=0)[:, 1].tolist(),
+            Mistake(_rows(1 / math.sqrt(d_k), dim=0)[1].tolist(),
                     "softmax 做在了列上（dim=0）。每个查询的权重是一行，应沿最后一维归一化（dim=-1）。"),
+            Mistake(_rows(1 / math.sqrt(d_k), dim=0)[:, 1].tolist(),
+                    "你用的是“吃”的键 K[1] 去和所有查询打分；题目要“吃”作为查询：用它的 Q[1] 和所有的键打分。"),
             Mistake(_rows(1 / math.sqrt(d_k))[:, 1].tolist(),
                     "这是权重矩阵里“吃”那一列：三个查询各自分给“吃”的权重。题目要的是“吃”作为查询的那一行"
                     "（它分给猫、吃、鱼的权重），和为 1。"),
@@ -62,6 +64,8 @@ def _cat_fish_dk8() -> Expected:
                     "补 0 确实不改变点积，可缩放因子跟着 d_k 变了：现在要除以 √8，而不是 √2。"),
             Mistake(float(_rows(1.0)[0, 2]), "你没有缩放。补 0 之后分数不变，但仍要除以 √d_k = √8。"),
             Mistake(float(_rows(1 / 8)[0, 2]), "你除以的是 d_k = 8；缩放因子是 1/√d_k = 1/√8。"),
+            Mistake(float(_rows(1 / math.sqrt(8))[2, 0]),
+                    "这是“鱼”对“猫”的权重（第 2 行第 0 列）：分数矩阵不对称。题目要“猫”这一行（查询是猫）里“鱼”那一列。"),
         ),
         explain="补 0 不改变分数，只让缩放因子变小：分布更平，最大的权重变小。",
     )

@@ -35,6 +35,7 @@ def _memory() -> Expected:
             Mistake(score_matrix_bytes(n, batch=8, num_heads=12, bytes_per_value=2) / mib, "float32 每个数 4 字节，不是 2 字节。"),
             Mistake(score_matrix_bytes(n, batch=8, num_heads=12) / 1e6, "这是以 10⁶ 字节（MB）为单位；题目要 MiB，即 2²⁰ 字节。"),
             Mistake(score_matrix_bytes(n, batch=8, num_heads=12, bytes_per_value=1) / mib, "忘了乘每个 float32 的 4 字节。"),
+            Mistake(score_matrix_bytes(n, batch=8, num_heads=12) / 2**30, "单位不对：题目要 MiB（2²⁰ 字节），你给的像是 GiB（2³⁰ 字节）。"),
         ),
         explain="6144 MiB = 6 GiB，而且这只是一层。",
     )

@@ -692,3 +692,59 @@ def test_slips_of_the_eighth_review_are_told_apart(capsys, key, answer, said):
 @pytest.mark.parametrize("answer", [3.969, "3.97"])
 def test_10_3_three_or_two_decimals_pass(capsys, answer):
     assert _said(capsys, "10-3", answer)[0]
+
+
+# ---- fresh Part IV review (r15p4: M2 and minors 1–3) ----------------------------------------------------
+
+@pytest.mark.parametrize("key, answer", [("12-1", 0.0033), ("12-1", "1/300"), ("12-2", "前置归一化"), ("12-2", "前置"),
+                                         ("12-2", "pre_norm"), ("12-3", 3.77), ("15-2", 6144)])
+def test_part4_right_answers_in_the_chapters_own_words_pass(capsys, key, answer):
+    assert _said(capsys, key, answer)[0]
+
+
+@pytest.mark.parametrize("key, answer, said", [("12-1", 0.003, "差了一步"), ("12-3", math.sqrt(128), "方差是 1/3"),
+                                               ("15-2", 6, "GiB"), ("12-2", "后置归一化", "看 norm 作用在哪里")])
+def test_part4_slips_get_their_own_hint(capsys, key, answer, said):
+    ok, out = _said(capsys, key, answer)
+    assert not ok and said in out, out
+
+
+# ---- fresh Part I–II review (r15p12: W1, M1–M5, m3, m1) ------------------------------------------------
+
+def _cat_eats_fish_rows(scale, dim=-1):
+    d = attnbook.cat_eats_fish()
+    return torch.softmax(d["Q"] @ d["K"].T * scale, dim=dim)
+
+
+def test_choice_hints_do_not_name_the_right_option(capsys):
+    """M4: the hints for 01-3 C, 02-2 C and 05-4 A stated the right option outright."""
+    for key, option, banned in [("01-3", "C", "更小的 s"), ("02-2", "C", "相当于降温"), ("05-4", "A", "势均力敌")]:
+        ok, out = _said(capsys, key, option)
+        assert not ok and banned not in out, out
+
+
+def test_04_slips_are_named_for_what_they_are(capsys):
+    """M1: the 鱼→猫 entry was called a rounding problem; M2: K[1] against all queries was called dim=0."""
+    ok, out = _said(capsys, "04-3", float(_cat_eats_fish_rows(1 / math.sqrt(8))[2, 0]))
+    assert not ok and "分数矩阵不对称" in out and "多保留几位小数" not in out, out
+    ok, out = _said(capsys, "04-1", _cat_eats_fish_rows(1 / math.sqrt(2), dim=0)[:, 1].tolist())
+    assert not ok and "K[1]" in out and "dim=0" not in out, out
+    ok, out = _said(capsys, "04-1", _cat_eats_fish_rows(1 / math.sqrt(2), dim=0)[1].tolist())
+    assert not ok and "dim=0" in out, out
+
+
+@pytest.mark.parametrize("key, answer", [("05-2", 0.12), ("05-2", 0.13), ("05-2", "1/√64"), ("05-1", "√256")])
+def test_two_decimals_and_the_radical_sign_are_read(capsys, key, answer):
+    """M3 (0.12/0.13 for 1/8 were sent to print every step) and m3 (√ was refused as text)."""
+    assert _said(capsys, key, answer)[0]
+
+
+def test_a_percentage_typed_as_numbers_is_told_the_unit(capsys):
+    ok, out = _said(capsys, "04-1", [100 * w for w in _cat_eats_fish_rows(1 / math.sqrt(2))[1].tolist()])
+    assert not ok and "百分数" in out, out
+
+
+def test_the_01_3_hint_states_only_what_the_chapter_measured(capsys):
+    """W1: 'for s > 1, however small the input, 1 − h² stays far from 1' is false near s = 1."""
+    ok, out = _said(capsys, "01-3", "B")
+    assert not ok and "s = 1.5" in out and "s > 1" not in out, out

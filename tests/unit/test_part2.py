@@ -256,7 +256,7 @@ def test_exercise_mistakes_are_recognised(capsys):
     assert attnbook.check("06-2", attnbook.cat_eats_fish()["V"].mean(dim=0)) is False
     assert "τ → ∞" in capsys.readouterr().out
     assert attnbook.check("05-4", "A") is False
-    assert "两个键势均力敌" in capsys.readouterr().out
+    assert "权重最平" in capsys.readouterr().out
     assert attnbook.check("04-3", float(torch.softmax(attnbook.cat_eats_fish()["Q"][0] @ attnbook.cat_eats_fish()["K"].T
                                                       / math.sqrt(2), dim=-1)[2])) is False
     assert "√8" in capsys.readouterr().out
