@@ -34,7 +34,7 @@ _ITEM_GAP = re.compile(r"(?:(?<=[\d.\])])|(?<=True)|(?<=False))\s+(?=[-+\d.\[(]|
 #: Punctuation that may end an answer (kept out of _STRIP's brackets, which the list reading needs).
 _END = " \t\r\n\u3000。.!?！？;；:：…"
 #: An approximation word in front of a number: "约3.969", "≈0.2955", "~ 0.3" (NFKC makes ～ a ~).
-_APPROX = re.compile(r"^(?:大约是?|大概是?|约为|约等于|约|≈|≒|~)\s*")
+_APPROX = re.compile(r"^(?:大约是?|大概是?|约为|约等于|约|≈|≒|~|至少|≥|>=|第)\s*")
 #: A unit after a number: "98496个", "3.969倍", "21 步".
 _UNIT = re.compile(r"\s*[\u4e00-\u9fff]+$")
 #: Words of magnitude: "1万" is 10000, not 1 with a unit.
@@ -52,7 +52,15 @@ _WRAPPER_KEYWORDS = re.compile(r",\s*(?:dtype|device|requires_grad|grad_fn)\s*=\
 #: Two bracketed lists separated by ";", "和" or "与" ("[3,7,12];[3,7,7]", "[3,7,12] 和 [3,7,7]") are two items.
 _LIST_SEMICOLON = re.compile(r"(?<=[\])])\s*(?:;|和|与)\s*(?=[\[(])")
 #: A square root written with the radical sign: "√256" is 16, "1/√64" is 1/8.
-_ROOT = re.compile(r"√\s*\(?\s*(\d+(?:\.\d*)?)\s*\)?")
+_ROOT = re.compile(r"(?:√|sqrt)\s*\(?\s*(\d+(?:\.\d*)?)\s*\)?")
+#: A fraction inside a list ("27/50, 8/25", "[1/2, 1/2]"): its value (a lone "1/8" is read by Fraction).
+_SLASH = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)(?![\w.])")
+#: A power written with superscripts ("4²", "10³", "10⁻³"), read before NFKC would make "4²" into "42".
+_SUPERSCRIPT = re.compile(r"(\d+(?:\.\d+)?)\s*(⁻?[⁰¹²³⁴⁵⁶⁷⁸⁹]+)")
+_SUPER_DIGITS = str.maketrans("⁰¹²³⁴⁵⁶⁷⁸⁹⁻", "0123456789-")
+#: A Chinese fraction "8分之1" / "八分之一" (denominator first): 1/8.
+_CN_FRACTION = re.compile(r"([0-9０-９]+|[一二三四五六七八九十])\s*分之\s*([0-9０-９]+|[一二三四五六七八九十])")
+_CN_DIGITS = {c: str(i) for i, c in enumerate("一二三四五六七八九十", start=1)}
 #: A percentage: "57%" is 0.57.
 _PERCENT = re.compile(r"([+-]?(?:\d+(?:\.\d*)?|\.\d+))\s*%")
 #: Nested lists deeper than this are not an answer to any exercise of the book.
@@ -153,10 +161,16 @@ def parse_text(text: str, _depth: int = 0) -> Any:
         raise Unreadable("收到的列表嵌套得太深，不像这题的答案")
     if not clean_text(text):
         raise Unreadable("收到的文字是空的" + (f"（{show(text)}）" if text.strip() else "") + "：还没有写出答案")
-    stripped = unicodedata.normalize("NFKC", text).replace("−", "-").replace("、", ",")
+    text_in = _SUPERSCRIPT.sub(lambda m: _plain(float(m.group(1)) ** int(m.group(2).translate(_SUPER_DIGITS))), text)
+    text_in = _CN_FRACTION.sub(lambda m: f"{_CN_DIGITS.get(m.group(2), m.group(2))}/{_CN_DIGITS.get(m.group(1), m.group(1))}",
+                               text_in)
+    stripped = unicodedata.normalize("NFKC", text_in).replace("−", "-").replace("、", ",")
     stripped = _WRAPPER_KEYWORDS.sub("", _WRAPPER.sub("", stripped))  # printed tensors: the numbers they show
     stripped = _LIST_SEMICOLON.sub(", ", stripped)
     stripped = _ROOT.sub(lambda m: _plain(math.sqrt(float(m.group(1)))), stripped)
+    if re.search(r"[,\[\]()\s]", stripped.strip()):  # fractions inside a list: their values
+        stripped = _SLASH.sub(lambda m: _plain(float(m.group(1)) / float(m.group(2))) if float(m.group(2)) else m.group(0),
+                              stripped)
     stripped = _PERCENT.sub(lambda m: repr(float(Fraction(m.group(1).lstrip("+")) / 100)), stripped)
     if re.search(r"(?<=\S)\s*[=≈]", stripped):  # "2×8×10×10=1600", "sin0.3≈0.2955": the value after the last sign
         stripped = re.split(r"[=≈]", stripped)[-1]

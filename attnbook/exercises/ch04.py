@@ -43,8 +43,10 @@ def _eat_out() -> Expected:
     right = _rows(1 / math.sqrt(2))[1] @ d["V"]
     return Expected(
         value=right.tolist(),
-        atol=5e-3,
+        atol=1.5e-3,  # 3 位小数；“吃”那一列与不缩放的结果相差不到 0.004，容差要小于它的一半
         mistakes=(
+            Mistake((_rows(1 / math.sqrt(2))[:, 1] @ d["V"]).tolist(),
+                    "你用的是权重矩阵里“吃”那一列（三个查询各自分给“吃”的权重）；要用“吃”作为查询的那一行。"),
             Mistake((_rows(1.0)[1] @ d["V"]).tolist(), "权重没有除以 √2，回到上一题检查缩放。"),
             Mistake((_rows(1 / math.sqrt(2))[1] @ d["K"]).tolist(), "你加权求和的是 K；输出是 V 的加权和。"),
             Mistake((_rows(1 / math.sqrt(2))[0] @ d["V"]).tolist(),
@@ -64,6 +66,8 @@ def _cat_fish_dk8() -> Expected:
                     "补 0 确实不改变点积，可缩放因子跟着 d_k 变了：现在要除以 √8，而不是 √2。"),
             Mistake(float(_rows(1.0)[0, 2]), "你没有缩放。补 0 之后分数不变，但仍要除以 √d_k = √8。"),
             Mistake(float(_rows(1 / 8)[0, 2]), "你除以的是 d_k = 8；缩放因子是 1/√d_k = 1/√8。"),
+            Mistake(float(_rows(1 / math.sqrt(8), dim=0)[0, 2]),
+                    "softmax 做在了列上（dim=0）。每个查询的权重是一行，应沿最后一维归一化（dim=-1）。"),
             Mistake(float(_rows(1 / math.sqrt(8))[2, 0]),
                     "这是“鱼”对“猫”的权重（第 2 行第 0 列）：分数矩阵不对称。题目要“猫”这一行（查询是猫）里“鱼”那一列。"),
         ),

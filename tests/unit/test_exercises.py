@@ -748,3 +748,27 @@ def test_the_01_3_hint_states_only_what_the_chapter_measured(capsys):
     """W1: 'for s > 1, however small the input, 1 − h² stays far from 1' is false near s = 1."""
     ok, out = _said(capsys, "01-3", "B")
     assert not ok and "s = 1.5" in out and "s > 1" not in out, out
+
+
+# ---- second fresh Part I–II review (r16p12: W1–W3, M1, M2, minor 4–5) -----------------------------------
+
+@pytest.mark.parametrize("key, answer", [("05-2", "8分之一"), ("05-2", "８分之一"), ("05-2", "八分之一"), ("05-1", "4²"),
+                                         ("02-3", "27/50, 8/25, 11/50"), ("05-2", "1/sqrt(64)"), ("05-1", "sqrt(256)"),
+                                         ("03-3", "第2行"), ("03-3", "第 2 行")])
+def test_chinese_fractions_superscripts_fraction_lists_and_ordinals_are_read(capsys, key, answer):
+    """W1 ("8分之一" was read as 8), W2 (lists of fractions refused), W3 ("4²" read as 42), m4/m5."""
+    assert _said(capsys, key, answer)[0]
+
+
+@pytest.mark.parametrize("key, answer", [("05-1", "4³"), ("05-2", "4分之一"), ("02-3", "1/2, 1/4, 1/4")])
+def test_those_readings_still_judge_the_value(capsys, key, answer):
+    assert not _said(capsys, key, answer)[0]
+
+
+def test_04_column_and_axis_slips_are_named(capsys):
+    """M1: the 吃 column in 04-2 was called 'not scaled'; M2: the wrong axis in 04-3 was called rounding."""
+    d = attnbook.cat_eats_fish()
+    ok, out = _said(capsys, "04-2", (_cat_eats_fish_rows(1 / math.sqrt(2))[:, 1] @ d["V"]).tolist())
+    assert not ok and "那一列" in out and "没有除以" not in out, out
+    ok, out = _said(capsys, "04-3", float(_cat_eats_fish_rows(1 / math.sqrt(8), dim=0)[0, 2]))
+    assert not ok and "dim=0" in out and "多保留几位小数" not in out, out
