@@ -52,7 +52,7 @@ _WRAPPER_KEYWORDS = re.compile(r",\s*(?:dtype|device|requires_grad|grad_fn)\s*=\
 #: Two bracketed lists separated by ";", "和" or "与" ("[3,7,12];[3,7,7]", "[3,7,12] 和 [3,7,7]") are two items.
 _LIST_SEMICOLON = re.compile(r"(?<=[\])])\s*(?:;|和|与)\s*(?=[\[(])")
 #: A square root written with the radical sign: "√256" is 16, "1/√64" is 1/8.
-_ROOT = re.compile(r"(?:√|sqrt)\s*\(?\s*(\d+(?:\.\d*)?)\s*\)?")
+_ROOT = re.compile(r"(?:√|sqrt)\s*(?:\(([^()]*)\)|(\d+(?:\.\d*)?))")
 #: A fraction inside a list ("27/50, 8/25", "[1/2, 1/2]"): its value (a lone "1/8" is read by Fraction).
 _SLASH = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)\s*/\s*(\d+(?:\.\d+)?)(?![\w.])")
 #: A power written with superscripts ("4²", "10³", "10⁻³"), read before NFKC would make "4²" into "42".
@@ -167,7 +167,7 @@ def parse_text(text: str, _depth: int = 0) -> Any:
     stripped = unicodedata.normalize("NFKC", text_in).replace("−", "-").replace("、", ",")
     stripped = _WRAPPER_KEYWORDS.sub("", _WRAPPER.sub("", stripped))  # printed tensors: the numbers they show
     stripped = _LIST_SEMICOLON.sub(", ", stripped)
-    stripped = _ROOT.sub(lambda m: _plain(math.sqrt(float(m.group(1)))), stripped)
+    stripped = _ROOT.sub(_root_value, stripped)
     if re.search(r"[,\[\]()\s]", stripped.strip()):  # fractions inside a list: their values
         stripped = _SLASH.sub(lambda m: _plain(float(m.group(1)) / float(m.group(2))) if float(m.group(2)) else m.group(0),
                               stripped)
@@ -219,6 +219,43 @@ def parse_text(text: str, _depth: int = 0) -> Any:
         return float(cleaned)  # "nan", "inf"
     except (ValueError, OverflowError):
         raise Unreadable(_not_a_number(text)) from None
+
+
+def _root_value(m: re.Match) -> str:
+    """The value of "√64", "√(768/12)", "sqrt(16*16)" as text; the match unchanged if it is no plain arithmetic."""
+    value = _arithmetic(m.group(1)) if m.group(1) is not None else float(m.group(2))
+    return m.group(0) if value is None or value < 0 else _plain(math.sqrt(value))
+
+
+def _arithmetic(text: str) -> float | None:
+    """The value of plain arithmetic on numbers ("768/12", "16*16", "1/64", "2^6"), or None."""
+    text = text.replace("×", "*").replace("^", "**").strip()
+    if not text or len(text) > 60:
+        return None
+    try:
+        value = _float_value(ast.parse(text, mode="eval").body)
+    except (SyntaxError, ValueError, ZeroDivisionError, OverflowError, RecursionError):
+        return None
+    return value if math.isfinite(value) else None
+
+
+_BINARY = {ast.Add: float.__add__, ast.Sub: float.__sub__, ast.Mult: float.__mul__, ast.Div: float.__truediv__,
+           ast.Pow: float.__pow__}
+
+
+def _float_value(node: ast.AST) -> float:
+    """+ − × ÷ and ** on numbers, in floats (so 9**9**9 overflows at once instead of computing a huge integer)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, (int, float)) and not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.USub, ast.UAdd)):
+        value = _float_value(node.operand)
+        return -value if isinstance(node.op, ast.USub) else value
+    if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
+        result = _BINARY[type(node.op)](_float_value(node.left), _float_value(node.right))
+        if isinstance(result, complex):
+            raise ValueError("complex")
+        return result
+    raise ValueError("not plain arithmetic")
 
 
 def _plain(x: float) -> str:

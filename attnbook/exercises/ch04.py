@@ -65,7 +65,8 @@ def _cat_fish_dk8() -> Expected:
             Mistake(float(_rows(1 / math.sqrt(2))[0, 2]),
                     "补 0 确实不改变点积，可缩放因子跟着 d_k 变了：现在要除以 √8，而不是 √2。"),
             Mistake(float(_rows(1.0)[0, 2]), "你没有缩放。补 0 之后分数不变，但仍要除以 √d_k = √8。"),
-            Mistake(float(_rows(1 / 8)[0, 2]), "你除以的是 d_k = 8；缩放因子是 1/√d_k = 1/√8。"),
+            Mistake(float(_rows(1 / 8)[0, 2]), "这个数像是除以了 d_k = 8（缩放因子是 1/√d_k）；d_k = 8 时各个权重都接近 1/3，"
+                                               "也可能是读错了格：题目要“猫”这一行（查询是猫）里“鱼”那一列。"),
             Mistake(float(_rows(1 / math.sqrt(8), dim=0)[0, 2]),
                     "softmax 做在了列上（dim=0）。每个查询的权重是一行，应沿最后一维归一化（dim=-1）。"),
             Mistake(float(_rows(1 / math.sqrt(8))[2, 0]),

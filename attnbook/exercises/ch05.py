@@ -30,10 +30,10 @@ def _bert_scale() -> Expected:
         value=1 / math.sqrt(d_k),
         atol=6e-3,  # 两位小数的 0.12 / 0.13 也对；最近的错误答案（1/√768 ≈ 0.036）远在外面
         mistakes=(
-            Mistake(1 / math.sqrt(d_model), "你用了 1/√d_model。每个头只在自己的 d_k = 768/12 = 64 维上求点积，应除以 √64。"),
+            Mistake(1 / math.sqrt(d_model), "你用了 1/√d_model。每个头只在自己的 d_k 维上求点积：先算出每个头的 d_k。"),
             Mistake(1 / d_k, "你用了 1/d_k。标准缩放是 1/√d_k（方差是 d_k，标准差才是 √d_k）。"),
             Mistake(1 / d_model, "你用了 1/d_model：既没有按头拆分，也没有开平方。"),
-            Mistake(math.sqrt(d_k), "方向反了：√d_k = 8 是除数，乘在分数上的因子是 1/8。"),
+            Mistake(math.sqrt(d_k), "方向反了：√d_k 是分数要除以的数，题目问的是乘在分数上的因子。"),
         ),
         explain="d_k = 64，因子 1/√64 = 0.125。",
     )

@@ -772,3 +772,31 @@ def test_04_column_and_axis_slips_are_named(capsys):
     assert not ok and "那一列" in out and "没有除以" not in out, out
     ok, out = _said(capsys, "04-3", float(_cat_eats_fish_rows(1 / math.sqrt(8), dim=0)[0, 2]))
     assert not ok and "dim=0" in out and "多保留几位小数" not in out, out
+
+
+# ---- third fresh Part I–II review (r17p12: W1, M1, M2) ---------------------------------------------------
+
+@pytest.mark.parametrize("key, answer", [("05-2", "1/√(768/12)"), ("05-2", "1/sqrt(768/12)"), ("05-2", "√(1/64)"),
+                                         ("05-1", "√(16*16)"), ("05-1", "√(2^8)")])
+def test_a_root_of_plain_arithmetic_is_read(capsys, key, answer):
+    """W1: "1/√(768/12)" was read as 0.003 and told it used 1/d_model."""
+    assert _said(capsys, key, answer)[0]
+
+
+@pytest.mark.parametrize("answer", ["√(9**9**9**9)", '√(__import__("os"))', "√(-4)"])
+def test_a_root_of_anything_else_is_refused_quickly_and_safely(capsys, answer):
+    ok, out = _said(capsys, "05-1", answer)
+    assert not ok and "这题要的是数值" in out, out
+
+
+@pytest.mark.parametrize("answer", [8, 1 / math.sqrt(768)])
+def test_05_2_hints_do_not_state_the_factor(capsys, answer):
+    """M2: the hints for 8 and 1/√768 said '因子是 1/8' and '应除以 √64'."""
+    ok, out = _said(capsys, "05-2", answer)
+    assert not ok and "1/8" not in out and "√64" not in out and "64" not in out, out
+
+
+def test_04_3_a_value_near_one_third_names_both_causes(capsys):
+    """M1: at d_k = 8 the 'divided by d_k' value is also the value of two other cells of the right matrix."""
+    ok, out = _said(capsys, "04-3", float(_cat_eats_fish_rows(1 / math.sqrt(8))[0, 0]))
+    assert not ok and "除以了 d_k" in out and "读错了格" in out, out
