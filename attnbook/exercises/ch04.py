@@ -22,7 +22,8 @@ def _eat_row() -> Expected:
         atol=5e-3,
         mistakes=(
             Mistake(_rows(1.0)[1].tolist(), "看起来没有除以 √d_k = √2：先缩放分数，再做 softmax。"),
-            Mistake(_rows(1 / d_k)[1].tolist(), "你除以的是 d_k = 2，而缩放因子是 √d_k ≈ 1.414。"),
+            Mistake(_rows(1 / d_k)[1].tolist(), "缩放的除数不对：像是除以了 d_k = 2，或者别的数（例如词数 3 的平方根，两者算出来几乎一样）。"
+                                                "除数是 √d_k，d_k 是 q、k 的维数。"),
             Mistake(_rows(1 / math.sqrt(d_k), dim=0)[1].tolist(),
                     "softmax 做在了列上（dim=0）。每个查询的权重是一行，应沿最后一维归一化（dim=-1）。"),
             Mistake(_rows(1 / math.sqrt(d_k), dim=0)[:, 1].tolist(),
@@ -60,7 +61,7 @@ def _eat_out() -> Expected:
 def _cat_fish_dk8() -> Expected:
     return Expected(
         value=float(_rows(1 / math.sqrt(8))[0, 2]),
-        atol=5e-3,
+        atol=2e-3,  # d_k = 8 时各个权重挤在 0.30–0.37 之间：容差要小于相邻两种错误之差的一半
         mistakes=(
             Mistake(float(_rows(1 / math.sqrt(2))[0, 2]),
                     "补 0 确实不改变点积，可缩放因子跟着 d_k 变了：现在要除以 √8，而不是 √2。"),
@@ -71,6 +72,12 @@ def _cat_fish_dk8() -> Expected:
                     "softmax 做在了列上（dim=0）。每个查询的权重是一行，应沿最后一维归一化（dim=-1）。"),
             Mistake(float(_rows(1 / math.sqrt(8))[2, 0]),
                     "这是“鱼”对“猫”的权重（第 2 行第 0 列）：分数矩阵不对称。题目要“猫”这一行（查询是猫）里“鱼”那一列。"),
+            Mistake(float(_rows(1 / math.sqrt(8))[1, 0]),
+                    "这是“吃”对“猫”的权重（第 1 行第 0 列）。题目要“猫”这一行（查询是猫）里“鱼”那一列。"),
+            Mistake(float(_rows(1 / math.sqrt(8))[1, 2]),
+                    "这是“吃”这一行（查询是吃）里的权重；题目要“猫”这一行。"),
+            Mistake(float(_rows(1 / math.sqrt(6))[0, 2]),
+                    "缩放的除数不对：d_k 是补 0 之后 q、k 的总维数，不是补了几个 0。"),
         ),
         explain="补 0 不改变分数，只让缩放因子变小：分布更平，最大的权重变小。",
     )

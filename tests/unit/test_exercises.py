@@ -800,3 +800,20 @@ def test_04_3_a_value_near_one_third_names_both_causes(capsys):
     """M1: at d_k = 8 the 'divided by d_k' value is also the value of two other cells of the right matrix."""
     ok, out = _said(capsys, "04-3", float(_cat_eats_fish_rows(1 / math.sqrt(8))[0, 0]))
     assert not ok and "除以了 d_k" in out and "读错了格" in out, out
+
+
+# ---- fourth fresh Part I–II review (r18p12: W1, M1, M2) --------------------------------------------------
+
+@pytest.mark.parametrize("row, col, scale, said", [(0, 2, 1 / math.sqrt(6), "不是补了几个 0"), (1, 2, 1 / math.sqrt(8), "“吃”这一行"),
+                                                   (1, 0, 1 / math.sqrt(8), "第 1 行第 0 列"),
+                                                   (2, 0, 1 / math.sqrt(8), "第 2 行第 0 列")])
+def test_04_3_neighbouring_cells_and_scales_are_told_apart(capsys, row, col, scale, said):
+    """W1: dividing by √6 passed at atol 5e-3; M2: the 吃 row was called rounding, 吃→猫 was called 鱼→猫."""
+    ok, out = _said(capsys, "04-3", float(_cat_eats_fish_rows(scale)[row, col]))
+    assert not ok and said in out, out
+
+
+def test_04_1_a_wrong_divisor_is_not_pinned_on_d_k(capsys):
+    """M1: dividing by √3 (the number of words) was told 'you divided by d_k = 2'."""
+    ok, out = _said(capsys, "04-1", _cat_eats_fish_rows(1 / math.sqrt(3))[1].tolist())
+    assert not ok and "词数 3 的平方根" in out, out
