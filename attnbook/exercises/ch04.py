@@ -61,7 +61,7 @@ def _eat_out() -> Expected:
 def _cat_fish_dk8() -> Expected:
     return Expected(
         value=float(_rows(1 / math.sqrt(8))[0, 2]),
-        atol=2e-3,  # d_k = 8 时各个权重挤在 0.30–0.37 之间：容差要小于相邻两种错误之差的一半
+        atol=1e-3,  # 题目要 3 位小数；d_k = 8 时各个权重挤在 0.30–0.37 之间：容差要小于相邻两种错误之差的一半
         mistakes=(
             Mistake(float(_rows(1 / math.sqrt(2))[0, 2]),
                     "补 0 确实不改变点积，可缩放因子跟着 d_k 变了：现在要除以 √8，而不是 √2。"),
@@ -74,6 +74,8 @@ def _cat_fish_dk8() -> Expected:
                     "这是“鱼”对“猫”的权重（第 2 行第 0 列）：分数矩阵不对称。题目要“猫”这一行（查询是猫）里“鱼”那一列。"),
             Mistake(float(_rows(1 / math.sqrt(8))[1, 0]),
                     "这是“吃”对“猫”的权重（第 1 行第 0 列）。题目要“猫”这一行（查询是猫）里“鱼”那一列。"),
+            Mistake(float(_rows(1 / math.sqrt(8))[0, 0]),
+                    "这是“猫”对自己的权重（第 0 行第 0 列）；题目要这一行里“鱼”那一列。"),
             Mistake(float(_rows(1 / math.sqrt(8))[1, 2]),
                     "这是“吃”这一行（查询是吃）里的权重；题目要“猫”这一行。"),
             Mistake(float(_rows(1 / math.sqrt(6))[0, 2]),

@@ -799,7 +799,11 @@ def test_05_2_hints_do_not_state_the_factor(capsys, answer):
 def test_04_3_a_value_near_one_third_names_both_causes(capsys):
     """M1: at d_k = 8 the 'divided by d_k' value is also the value of two other cells of the right matrix."""
     ok, out = _said(capsys, "04-3", float(_cat_eats_fish_rows(1 / math.sqrt(8))[0, 0]))
+    assert not ok and "第 0 行第 0 列" in out, out
+    ok, out = _said(capsys, "04-3", float(_cat_eats_fish_rows(1 / 8)[0, 2]))
     assert not ok and "除以了 d_k" in out and "读错了格" in out, out
+    ok, out = _said(capsys, "04-3", 0.36)  # two decimals where three are asked
+    assert not ok and "多保留几位小数" in out, out
 
 
 # ---- fourth fresh Part I–II review (r18p12: W1, M1, M2) --------------------------------------------------
