@@ -146,9 +146,12 @@ def _pool(workers: int):
         from concurrent.futures import ProcessPoolExecutor
         import multiprocessing
 
+        import atexit
+
         # spawn: a fresh interpreter, safe in a Jupyter kernel and the same on Linux, macOS and Windows
         _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                               initializer=_ignore_interrupts)
+        atexit.register(_POOLS[workers].shutdown)  # while the interpreter is whole (no "Exception ignored" at exit)
     return _POOLS[workers]
 
 
