@@ -115,8 +115,11 @@ test-built: html-noexec student
 # nbval runs on PyTorch's non-vectorised CPU kernels (ATEN_CPU_CAPABILITY=default), not the ones
 # `make execute` wrote the outputs with: every compared output (chapters 1–11 have no exempt cell)
 # must come out digit for digit on another numeric path.
+# ATTNBOOK_WORKERS=1: chapter 12's train_many trains on one process here (results are the same bit for bit,
+# tests/unit/test_part4_training.py): the two notebook runs of `make test` already share the cores, and more
+# processes would only crowd chapter 15's timings.
 test-nbval: install
-	ATEN_CPU_CAPABILITY=default $(BOOK_ENV) $(TIME_CMD) $(BIN)/python -m pytest --nbval --nbval-current-env \
+	ATTNBOOK_WORKERS=1 ATEN_CPU_CAPABILITY=default $(BOOK_ENV) $(TIME_CMD) $(BIN)/python -m pytest --nbval --nbval-current-env \
 	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS) $(QUIET_KERNELS)
 
 # Colab's library versions (numpy, pandas, matplotlib, ipywidgets 7.7), a live kernel, the reader
@@ -124,7 +127,7 @@ test-nbval: install
 # the non-vectorised ones is nbval's run above (same asserts, ATEN_CPU_CAPABILITY=default), so a second
 # run on them would only repeat it at a quarter more CPU time (ch12: 80 against 64 CPU-s).
 test-colab:
-	$(TIME_CMD) bash tools/colab_env_test.sh
+	ATTNBOOK_WORKERS=1 $(TIME_CMD) bash tools/colab_env_test.sh
 
 # Three torch releases (the oldest pyproject.toml claims, requirements.txt's, the newest on PyPI), each in
 # .venv-versions/<name>, every notebook on both CPU kernel sets; writes _build/versions/result.json.

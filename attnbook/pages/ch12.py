@@ -102,7 +102,9 @@ def train_many(jobs: Sequence[dict[str, Any]], workers: int | None = None) -> li
     Args:
         jobs: one dict of :func:`train_runs` keyword arguments per call (``model_kwargs``, ``runs``, ``steps``, …).
             Put the longest job first: the jobs are handed out in this order.
-        workers: processes to use (default: the cores this process may run on, at most ``len(jobs)``).
+        workers: processes to use (default: the environment variable ``ATTNBOOK_WORKERS`` if set, else the cores
+            this process may run on; at most ``len(jobs)``). ``make test`` sets ATTNBOOK_WORKERS=1: it already runs
+            two notebook executions side by side on the machine's cores.
 
     Returns ``[train_runs(**job) for job in jobs]``, bit for bit: each call trains on one thread with its own
     seeds, whichever process runs it (tests/unit/test_part4_training.py checks it). On one core, or with
@@ -113,7 +115,8 @@ def train_many(jobs: Sequence[dict[str, Any]], workers: int | None = None) -> li
         if not {"model_kwargs", "runs"} <= set(job):
             raise fail("jobs", job, "train_runs 的关键字参数组成的字典，至少有 model_kwargs 和 runs")
     if workers is None:
-        workers = _cores()
+        setting = os.environ.get("ATTNBOOK_WORKERS", "").strip()
+        workers = int(setting) if setting.isdigit() and int(setting) > 0 else _cores()
     check_int(workers, "workers", minimum=1)
     workers = min(workers, len(jobs))
     if workers <= 1:

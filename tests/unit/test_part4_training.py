@@ -337,3 +337,14 @@ def test_chapter_11_exercises_recognise_typical_mistakes(capsys):
     assert attnbook.check("12-3", math.sqrt(128) / 3)
     assert not attnbook.check("12-3", 128 / 9)
     assert "标准差" in capsys.readouterr().out
+
+
+def test_train_many_reads_its_default_worker_count_from_the_environment(monkeypatch):
+    """make test sets ATTNBOOK_WORKERS=1 (its two notebook runs already share the cores)."""
+    import attnbook.pages.ch12 as page
+
+    calls = []
+    monkeypatch.setattr(page, "_pool", lambda workers: calls.append(workers) or (_ for _ in ()).throw(AssertionError))
+    monkeypatch.setenv("ATTNBOOK_WORKERS", "1")
+    jobs = [dict(model_kwargs=SMALL, runs=[dict(seed=0)], steps=1)] * 2
+    assert len(train_many(jobs)) == 2 and calls == []  # one process: no pool at all
