@@ -161,7 +161,7 @@ def parse_text(text: str, _depth: int = 0) -> Any:
         raise Unreadable("收到的列表嵌套得太深，不像这题的答案")
     if not clean_text(text):
         raise Unreadable("收到的文字是空的" + (f"（{show(text)}）" if text.strip() else "") + "：还没有写出答案")
-    text_in = _SUPERSCRIPT.sub(lambda m: _plain(float(m.group(1)) ** int(m.group(2).translate(_SUPER_DIGITS))), text)
+    text_in = _SUPERSCRIPT.sub(_power_value, text)
     text_in = _CN_FRACTION.sub(lambda m: f"{_CN_DIGITS.get(m.group(2), m.group(2))}/{_CN_DIGITS.get(m.group(1), m.group(1))}",
                                text_in)
     stripped = unicodedata.normalize("NFKC", text_in).replace("−", "-").replace("、", ",")
@@ -219,6 +219,14 @@ def parse_text(text: str, _depth: int = 0) -> Any:
         return float(cleaned)  # "nan", "inf"
     except (ValueError, OverflowError):
         raise Unreadable(_not_a_number(text)) from None
+
+
+def _power_value(m: re.Match) -> str:
+    """The value of "4²" or "10⁻³" as text; the match unchanged if it overflows or divides by zero ("0⁻¹")."""
+    try:
+        return _plain(float(m.group(1)) ** int(m.group(2).translate(_SUPER_DIGITS)))
+    except (OverflowError, ZeroDivisionError):
+        return m.group(0)
 
 
 def _root_value(m: re.Match) -> str:

@@ -821,3 +821,9 @@ def test_04_1_a_wrong_divisor_is_not_pinned_on_d_k(capsys):
     """M1: dividing by √3 (the number of words) was told 'you divided by d_k = 2'."""
     ok, out = _said(capsys, "04-1", _cat_eats_fish_rows(1 / math.sqrt(3))[1].tolist())
     assert not ok and "词数 3 的平方根" in out, out
+
+
+@pytest.mark.parametrize("answer", ["9⁹⁹⁹⁹⁹⁹", "0⁻¹", "1" * 400 + "/" + "1" * 400 + ", 1", "√(" + "9" * 70 + ")"])
+def test_numbers_too_large_or_undefined_get_a_chinese_reason_not_a_traceback(capsys, answer):
+    ok, out = _said(capsys, "05-1", answer)
+    assert not ok and out.startswith("✗ 练习 05-1 还不对") and "判题程序" not in out, out
