@@ -18,9 +18,13 @@ two runs with the same seed and different settings see exactly the same data (a 
 """
 from __future__ import annotations
 
+import atexit
 import copy
 import math
+import multiprocessing
 import os
+import signal
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any, Sequence
 
@@ -146,11 +150,6 @@ _POOLS: dict[int, Any] = {}
 def _pool(workers: int):
     """A process pool kept for the kernel's lifetime (starting one costs an import of torch per process)."""
     if workers not in _POOLS:
-        from concurrent.futures import ProcessPoolExecutor
-        import multiprocessing
-
-        import atexit
-
         # spawn: a fresh interpreter, safe in a Jupyter kernel and the same on Linux, macOS and Windows
         _POOLS[workers] = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("spawn"),
                                               initializer=_ignore_interrupts)
@@ -160,8 +159,6 @@ def _pool(workers: int):
 
 def _ignore_interrupts() -> None:
     """In a worker: Ctrl-C / the kernel's interrupt reach the whole process group; the kernel decides (above)."""
-    import signal
-
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
