@@ -20,7 +20,7 @@ endif
 # one line per kernel would bury the build log, so it is dropped from stderr (nothing else is).
 QUIET_KERNELS := 2> >(grep --line-buffered -v "running over TCP without encryption" >&2)
 
-.PHONY: help install html html-noexec test test-nbval test-colab test-site test-unit test-lab test-built print-build test-versions lab execute slides pdf dist bench clean freeze
+.PHONY: help install html html-noexec test test-nbval test-site test-unit test-lab test-built print-build test-versions lab execute slides pdf dist bench clean freeze
 
 help:
 	@echo "make html     建站（首次会建立 .venv 并安装依赖、执行全部笔记本）"
@@ -59,14 +59,14 @@ html-noexec: install
 	ATTNBOOK_EXECUTE=off $(BIN)/jupyter-book build . $(JB_FLAGS)
 	$(BIN)/python tools/make_slides.py
 
-# Five parts side by side (each prints its log when it ends; a machine has 2 cores, so they share
-# them): nbval re-executes every notebook and compares its stored outputs; the Colab-version run
-# executes every notebook again; the unit/structure tests; the JupyterLab test of the editions; and
-# the site, slides, PDF and offline kit built from the stored outputs with their browser and install
-# tests. `make test` passes only if all five do: a page built from outputs that nbval then rejects
-# fails the test run all the same.
+# Four parts side by side (each prints its log when it ends; a machine has 2 cores, so they share
+# them): the notebook run (nbval re-executes every notebook, as Colab opens it, on Colab's library
+# versions, and compares its stored outputs); the unit/structure tests; the JupyterLab test of the
+# editions; and the site, slides, PDF and offline kit built from the stored outputs with their
+# browser and install tests. `make test` passes only if all four do: a page built from outputs that
+# nbval then rejects fails the test run all the same.
 test: install
-	$(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-nbval test-colab test-unit test-lab test-built
+	$(MAKE) --no-print-directory $(SIDE_BY_SIDE) test-nbval test-unit test-lab test-built
 
 # `make test TIMED=1` prints the wall and CPU seconds of each step (GNU time, /usr/bin/time).
 TIME_CMD := $(if $(TIMED),/usr/bin/time -f "%e s wall; %U+%S s CPU: %C",)
@@ -112,21 +112,17 @@ test-built: html-noexec student
 	echo "== 离线教学包的安装测试 =="; cat $$log/kit.log 2>/dev/null; rm -rf $$log; \
 	test $$rp -eq 0 -a $$rs -eq 0 -a $$rl -eq 0 -a $${rf:-1} -eq 0 -a $${rk:-1} -eq 0
 
-# nbval runs on PyTorch's non-vectorised CPU kernels (ATEN_CPU_CAPABILITY=default), not the ones
-# `make execute` wrote the outputs with: every compared output (chapters 1–11 have no exempt cell)
-# must come out digit for digit on another numeric path.
-# ATTNBOOK_WORKERS=1: chapter 12's train_many trains on one process here (results are the same bit for bit,
-# tests/unit/test_part4_training.py): the two notebook runs of `make test` already share the cores, and more
-# processes would only crowd chapter 15's timings.
-test-nbval: install
-	ATTNBOOK_WORKERS=1 ATEN_CPU_CAPABILITY=default $(BOOK_ENV) $(TIME_CMD) $(BIN)/python -m pytest --nbval --nbval-current-env \
-	    --nbval-sanitize-with tests/nbval_sanitize.cfg $(NOTEBOOKS) $(QUIET_KERNELS)
-
-# Colab's library versions (numpy, pandas, matplotlib, ipywidgets 7.7), a live kernel, the reader
-# edition. It runs on the CPU's own vectorised kernels, as Colab does: that every assert also holds on
-# the non-vectorised ones is nbval's run above (same asserts, ATEN_CPU_CAPABILITY=default), so a second
-# run on them would only repeat it at a quarter more CPU time (ch12: 80 against 64 CPU-s).
-test-colab:
+# The notebook run (tools/colab_env_test.sh): every notebook of the reader edition (notebooks/, what
+# Colab opens), with each code cell carrying the outputs its source cell stores, re-executed by nbval
+# in .venv-colab (Colab's numpy, pandas, matplotlib, IPython, ipywidgets 7.7; tests/colab-requirements.txt)
+# on PyTorch's non-vectorised CPU kernels (ATEN_CPU_CAPABILITY=default), not the ones `make execute`
+# wrote the outputs with: every compared output (chapters 1–11 have no exempt cell) must come out digit
+# for digit on another numeric path and other library versions. Before it, a live kernel checks that a
+# slider draws and redraws under ipywidgets 7.7, as in Colab.
+# ATTNBOOK_WORKERS=1: chapter 12's train_many trains on one process here (results are the same bit for
+# bit, tests/unit/test_part4_training.py): the other parts of `make test` already share the cores, and
+# more processes would only crowd chapter 15's timings.
+test-nbval:
 	ATTNBOOK_WORKERS=1 $(TIME_CMD) bash tools/colab_env_test.sh
 
 # Three torch releases (the oldest pyproject.toml claims, requirements.txt's, the newest on PyPI), each in

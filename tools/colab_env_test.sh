@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Run every notebook of the book on Colab's library versions (tests/colab-requirements.txt).
+# The book's notebook run: every notebook, as Colab's reader opens it (the reader edition,
+# notebooks/), on Colab's library versions (tests/colab-requirements.txt), re-executed by nbval and
+# compared with the outputs the source notebooks store.
 #
 #   bash tools/colab_env_test.sh              # build .venv-colab if needed, then run
 #   bash tools/colab_env_test.sh --rebuild    # start from a new .venv-colab
@@ -7,14 +9,20 @@
 #   COLAB_VENV=/tmp/venv-colab bash tools/colab_env_test.sh          # the venv elsewhere
 #
 # 1. .venv-colab gets exactly the versions in tests/colab-requirements.txt (rebuilt when that
-#    file changes).
+#    file changes), plus nbval and pytest, which run the notebooks.
 # 2. attnbook is installed the way Colab's setup cell does it: a normal (non-editable) pip install
 #    of the package with its declared dependencies, from a copy of the repository's package files
 #    (Colab clones the repository; copying keeps build/ and egg-info out of the working tree).
 # 3. tools/colab_env_test.py (run inside .venv-colab) checks that attnbook.Slider.widget() works
-#    with ipywidgets 7.7 and redraws, then executes every notebook with ATTNBOOK_STATIC unset (a
-#    live kernel, as in Colab: sliders become ipywidgets). Outputs are not compared and nothing
-#    is written back; an error output or a missing-glyph warning fails.
+#    with ipywidgets 7.7 in a live kernel and redraws, then writes the run edition: the reader
+#    edition's cells, each code cell with the outputs its source cell stores (a reader edition
+#    whose code is not the source's fails here).
+# 4. nbval, in .venv-colab, executes every run-edition notebook top to bottom and compares each
+#    output with the stored one (tests/nbval_sanitize.cfg: only truly volatile text is replaced),
+#    in the book's environment (tools/book.py: sliders as precomputed frames, a missing glyph is an
+#    error) and on PyTorch's non-vectorised CPU kernels (ATEN_CPU_CAPABILITY=default), which are
+#    not the ones `make execute` wrote the outputs with: every compared output must come out digit
+#    for digit on another numeric path and another set of library versions.
 # Prints the time each step took.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,10 +68,20 @@ fi
 "$VENV/bin/python" -m pip check
 t2=$(date +%s)
 
-# run from an empty directory so that `import attnbook` finds the installed copy
+# the slider check and the run edition, from an empty directory (`import attnbook` finds the
+# installed copy); then nbval runs the run edition there, in the book's environment
 venv_python=$(cd "$VENV" && pwd)/bin/python
 (cd "$run_dir" && env -u ATTNBOOK_STATIC "$venv_python" "$OLDPWD/tools/colab_env_test.py" \
-    --root "$OLDPWD" "$@")
+    --root "$OLDPWD" --prepare "$run_dir/book" "$@")
 t3=$(date +%s)
+rc=0
+# (the sanitizer file is copied in, so that every path pytest sees is in the run folder: its
+# rootdir, with no configuration file of the repository's)
+cp tests/nbval_sanitize.cfg "$run_dir/book/"
+(cd "$run_dir/book" && env $(python3 "$OLDPWD/tools/book.py" --env) ATEN_CPU_CAPABILITY=default \
+    PYDEVD_DISABLE_FILE_VALIDATION=1 "$venv_python" -m pytest -p no:cacheprovider --nbval \
+    --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg $(cat notebooks.txt)) || rc=$?
+t4=$(date +%s)
 
-echo "Colab 环境：建立/检查 $VENV $((t1 - t0)) s，安装 attnbook $((t2 - t1)) s，运行 $((t3 - t2)) s"
+echo "Colab 环境：建立/检查 $VENV $((t1 - t0)) s，安装 attnbook $((t2 - t1)) s，滑块检查与运行版 $((t3 - t2)) s，nbval $((t4 - t3)) s"
+exit $rc

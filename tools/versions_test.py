@@ -27,7 +27,7 @@ import nbformat
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 from book import BOOK_ENV, NOTEBOOKS  # noqa: E402  the one list (the chapters' sources) and environment
-from colab_env_test import run, warnings_in  # noqa: E402  the same executor as test-colab
+from colab_env_test import run, warnings_in  # noqa: E402  the executor of the Colab slider check
 
 VERSION_CELL = """\
 import os, attnbook, torch
