@@ -86,18 +86,17 @@ test-lab: student
 print-build: install
 	$(TIME_CMD) $(BIN)/python tools/make_pdf.py --build-only
 
-# Site, slides, PDF and kit: as soon as the site is built, the browser tests of its pages and those of
-# the slides start (two browsers, side by side); beside them the PDF's one-page build (its own folder)
-# is made and printed and the kit packed, then the PDF's tests and the kit's install test (a fresh venv)
-# run. Each part prints its log at the end.
+# Site, slides, PDF and kit: the PDF's one-page build (its own folder) is made beside the site's
+# build; as soon as both are done, the browser tests of the site's pages and those of the slides start
+# (two browsers, side by side); beside them the PDF is printed and the kit packed, then the PDF's tests
+# and the kit's install test (a fresh venv) run. Each part prints its log at the end.
 SITE_TESTS := tests/site --ignore=tests/site/test_jupyterlab.py --ignore=tests/site/test_dist.py \
 	--ignore=tests/site/test_pdf.py --ignore=tests/site/test_slides.py
-test-built: html-noexec student
+test-built: html-noexec print-build student
 	@log=$$(mktemp -d); \
 	$(TIME_CMD) $(BIN)/python -m pytest -m site $(SITE_TESTS) >$$log/site.log 2>&1 & site=$$!; \
 	$(TIME_CMD) $(BIN)/python -m pytest -m site tests/site/test_slides.py >$$log/slides.log 2>&1 & slides=$$!; \
-	{ $(TIME_CMD) $(BIN)/python tools/make_pdf.py --build-only && $(TIME_CMD) $(BIN)/python tools/make_pdf.py --no-build \
-	    && $(TIME_CMD) $(BIN)/python tools/make_dist.py; } \
+	{ $(TIME_CMD) $(BIN)/python tools/make_pdf.py --no-build && $(TIME_CMD) $(BIN)/python tools/make_dist.py; } \
 	    >$$log/pack.log 2>&1; rp=$$?; \
 	if [ $$rp -eq 0 ]; then \
 	    $(TIME_CMD) $(BIN)/python -m pytest -m site tests/site/test_pdf.py >$$log/pdf.log 2>&1 & pdf=$$!; \

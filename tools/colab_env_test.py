@@ -17,6 +17,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import pathlib
 import re
@@ -199,6 +200,10 @@ def main() -> int:
         target.parent.mkdir(parents=True, exist_ok=True)
         nbformat.write(nb, target)
         written.append(rel.as_posix())
+    # the longest first (bench/notebook_times.json), so that two workers end at about the same time
+    times_file = root / "bench" / "notebook_times.json"
+    times = json.loads(times_file.read_text(encoding="utf-8")) if times_file.exists() else {}
+    written.sort(key=lambda rel: -times.get(rel, 0))
     (args.prepare / "notebooks.txt").write_text("\n".join(written) + "\n", encoding="utf-8")
     print(f"运行版（读者版的代码 + 源笔记本存下的输出）：{len(written)} 个笔记本写入 {args.prepare}", flush=True)
     return 0

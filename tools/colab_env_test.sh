@@ -17,7 +17,8 @@
 #    with ipywidgets 7.7 in a live kernel and redraws, then writes the run edition: the reader
 #    edition's cells, each code cell with the outputs its source cell stores (a reader edition
 #    whose code is not the source's fails here).
-# 4. nbval, in .venv-colab, executes every run-edition notebook top to bottom and compares each
+# 4. nbval, in .venv-colab, executes every run-edition notebook top to bottom (two at a time, each
+#    in its own kernel: NBVAL_WORKERS=2, pytest-xdist's loadfile; the longest first) and compares each
 #    output with the stored one (tests/nbval_sanitize.cfg: only truly volatile text is replaced),
 #    in the book's environment (tools/book.py: sliders as precomputed frames, a missing glyph is an
 #    error) and on PyTorch's non-vectorised CPU kernels (ATEN_CPU_CAPABILITY=default), which are
@@ -80,7 +81,8 @@ rc=0
 cp tests/nbval_sanitize.cfg "$run_dir/book/"
 (cd "$run_dir/book" && env $(python3 "$OLDPWD/tools/book.py" --env) ATEN_CPU_CAPABILITY=default \
     PYDEVD_DISABLE_FILE_VALIDATION=1 "$venv_python" -m pytest -p no:cacheprovider --nbval \
-    --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg $(cat notebooks.txt)) || rc=$?
+    --nbval-current-env --nbval-sanitize-with nbval_sanitize.cfg -n "${NBVAL_WORKERS:-2}" --dist loadfile \
+    $(cat notebooks.txt)) || rc=$?
 t4=$(date +%s)
 
 echo "Colab 环境：建立/检查 $VENV $((t1 - t0)) s，安装 attnbook $((t2 - t1)) s，滑块检查与运行版 $((t3 - t2)) s，nbval $((t4 - t3)) s"
