@@ -172,13 +172,10 @@ SEEN = """() => {
 }"""
 
 
-def _check_edition(lab_page, lab, folder: str, names: list[str]) -> dict[str, dict]:
-    seen = {}
+def _problems(folder: str, seen: dict[str, dict]) -> list[str]:
+    """What is wrong with how JupyterLab shows each notebook of an edition (SEEN's states)."""
     problems = []
-    for name in names:
-        open_notebook(lab_page, lab, f"{folder}/{name}")
-        state = lab_page.evaluate(SEEN)
-        seen[name] = state
+    for name, state in seen.items():
         raw = [m.group(0) for text in state["markdown"] for m in RAW_MYST.finditer(text)]
         if raw:
             problems.append(f"{folder}/{name}: 原样显示的 MyST {sorted(set(raw))}（{len(raw)} 处）")
@@ -188,13 +185,46 @@ def _check_edition(lab_page, lab, folder: str, names: list[str]) -> dict[str, di
         solutions = [c[:60] for c in shown if FILLED_ANSWER.search(c) or "参考解答" in c]
         if solutions:
             problems.append(f"{folder}/{name}: 看得见的解答代码 {solutions[:3]}")
+    return problems
+
+
+def _check_edition(lab_page, lab, folder: str, names: list[str]) -> dict[str, dict]:
+    seen = {}
+    for name in names:
+        open_notebook(lab_page, lab, f"{folder}/{name}")
+        seen[name] = lab_page.evaluate(SEEN)
+    problems = _problems(folder, seen)
     assert not problems, "\n".join(problems)
     return seen
 
 
-def test_reader_edition_in_jupyterlab(lab_page, lab):
-    names = _notebooks(READER)
-    seen = _check_edition(lab_page, lab, "reader", names)
+def _deep_dive_runs(cells: list) -> list:
+    sys.path.insert(0, str(ROOT / "tools"))
+    import book_text  # noqa: PLC0415
+
+    return [r for r in book_text.deep_dive_runs(cells) if r.level]
+
+
+@pytest.fixture(scope="module")
+def reader_views(lab_page, lab) -> dict[str, dict]:
+    """Every reader-edition notebook opened once (opening one is most of this file's time): what
+    SEEN reads, and, where it has deep dives, what DEEP_DIVES reads once JupyterLab has folded them."""
+    views = {}
+    for name in _notebooks(READER):
+        cells = json.loads((READER / name).read_text(encoding="utf-8"))["cells"]
+        runs = _deep_dive_runs(cells)
+        open_notebook(lab_page, lab, f"reader/{name}")
+        view = {"seen": lab_page.evaluate(SEEN), "cells": cells, "runs": runs, "deep": None}
+        if runs:
+            view["deep"] = _folded_view(lab_page, len(runs))
+        views[name] = view
+    return views
+
+
+def test_reader_edition_in_jupyterlab(reader_views, lab_page):
+    seen = {name: view["seen"] for name, view in reader_views.items()}
+    problems = _problems("reader", seen)
+    assert not problems, "\n".join(problems)
     ch04 = seen["chapters/04_cat_eats_fish.ipynb"]
     text = "\n".join(ch04["markdown"])
     assert re.search(r"猫对猫是[^。]*?=\s*0\.82", text), "ch04 的分数没有显示出来"
@@ -257,16 +287,19 @@ DEEP_DIVES = """() => {
 }"""
 
 
-def _deep_dive_view(lab_page, lab, path: str, cells: list, runs: list) -> list[str]:
-    """Problems with how JupyterLab shows the deep dives of one edition notebook (edition cells)."""
-    open_notebook(lab_page, lab, path)
+def _folded_view(lab_page, n_runs: int) -> list[dict]:
+    """DEEP_DIVES on the open notebook, once JupyterLab has folded its ``n_runs`` collapsed headings."""
     try:  # JupyterLab folds the collapsed headings' sections once the notebook is laid out
         lab_page.wait_for_function(
             "n => document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-showHiddenCellsButton')"
-            ".length >= n", arg=len(runs), timeout=15_000)
-    except Exception:  # noqa: BLE001 - what is (not) folded is reported below
+            ".length >= n", arg=n_runs, timeout=15_000)
+    except Exception:  # noqa: BLE001 - what is (not) folded is reported by _deep_dive_problems
         pass
-    shown = lab_page.evaluate(DEEP_DIVES)
+    return lab_page.evaluate(DEEP_DIVES)
+
+
+def _deep_dive_problems(path: str, shown: list[dict], cells: list, runs: list) -> list[str]:
+    """Problems with how JupyterLab shows the deep dives of one edition notebook (edition cells)."""
     assert len(shown) == len(cells), (path, len(shown), len(cells))
     problems = []
     for run in runs:
@@ -283,26 +316,26 @@ def _deep_dive_view(lab_page, lab, path: str, cells: list, runs: list) -> list[s
     return problems
 
 
-def test_deep_dives_open_collapsed_in_jupyterlab(lab_page, lab):
+def test_deep_dives_open_collapsed_in_jupyterlab(lab_page, lab, reader_views):
     """Each deep dive (选读) opens collapsed under its heading, which says it may be skipped; the main
     line after it shows; the reader can open it. Checked on the fixture chapter (two deep dives) in
     both editions, and on every deep dive of the reader edition."""
     sys.path.insert(0, str(ROOT / "tools"))
-    import book_text  # noqa: PLC0415
-
     import editions  # noqa: PLC0415
 
     problems, seen = [], 0
     ctx = editions.book_context(editions.source_pages())
-    targets = [(f"fixture/{e}.ipynb", editions.make_edition(FIXTURE, e, ctx)["cells"]) for e in ("reader", "student")]
-    targets += [(f"reader/{n}", json.loads((READER / n).read_text(encoding="utf-8"))["cells"])
-                for n in _notebooks(READER)]
-    for path, cells in targets:
-        runs = [r for r in book_text.deep_dive_runs(cells) if r.level]
-        if not runs:
-            continue
+    for edition in ("reader", "student"):
+        path = f"fixture/{edition}.ipynb"
+        cells = editions.make_edition(FIXTURE, edition, ctx)["cells"]
+        runs = _deep_dive_runs(cells)
+        open_notebook(lab_page, lab, path)
+        problems += _deep_dive_problems(path, _folded_view(lab_page, len(runs)), cells, runs)
         seen += len(runs)
-        problems += _deep_dive_view(lab_page, lab, path, cells, runs)
+    for name, view in reader_views.items():
+        if view["runs"]:
+            problems += _deep_dive_problems(f"reader/{name}", view["deep"], view["cells"], view["runs"])
+            seen += len(view["runs"])
     assert seen >= 4, seen  # the fixture's two, in two editions
     assert not problems, "\n".join(problems)
     # a click on the “N cells hidden” button opens a deep dive
