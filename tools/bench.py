@@ -290,6 +290,12 @@ def main() -> int:
     if not args.quick:
         t = run("make test")
         row("`make test` (venv present)", f"{t:.0f} s ({CPU_SECONDS['last']:.0f} CPU-s)", "≤ 480 s", t <= 480)
+        # the row above follows `make html`, so the site build inside `make test` finds Sphinx's
+        # environment and rewrites nothing; a clean clone (CI) has no _build and builds every page
+        run("rm -rf _build")
+        t = run("make test")
+        row("`make test` with no `_build` (as on CI's clean clone; venvs present)",
+            f"{t:.0f} s ({CPU_SECONDS['last']:.0f} CPU-s)", "reported", None)
 
     times = notebook_times()
     (ROOT / "bench" / "notebook_times.json").write_text(
