@@ -44,6 +44,15 @@ def torch_version():
     return match.group(1)
 
 
+def chinese_font():
+    """Whether fontconfig (what browsers on Linux draw text with) knows a font with Chinese glyphs."""
+    try:
+        out = subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout
+    except OSError:  # no fontconfig tools: nothing to say
+        return True
+    return bool(out.strip())
+
+
 def main(argv):
     if hasattr(sys.stdout, "reconfigure"):  # a console or file that cannot show Chinese gets '?'
         sys.stdout.reconfigure(errors="replace")
@@ -95,6 +104,11 @@ def main(argv):
     run([python, "-c", "import platform, attnbook, torch, jupyterlab; print('Python', "
          "platform.python_version(), '| torch', torch.__version__, '| attnbook', attnbook.__version__)"],
         "环境装好了，但导入失败（见上面的报错）。")
+    if sys.platform.startswith("linux") and not chinese_font():
+        say("")
+        say("注意：这台电脑没有中文字体。网站（site/）自带字体，不受影响；但 JupyterLab 里的中文"
+            "会显示成方框。请管理员装一个中文字体，例如 Debian/Ubuntu：sudo apt install fonts-noto-cjk；"
+            "Fedora：sudo dnf install google-noto-sans-cjk-fonts。")
     start = r".venv\Scripts\jupyter lab" if WINDOWS else ".venv/bin/jupyter lab"
     say("")
     say("安装完成。启动 JupyterLab：在本文件夹（{}）里运行".format(KIT))

@@ -271,6 +271,9 @@ CPU 版在 PyTorch 自己的索引 <code>{TORCH_CPU_INDEX}</code> 上，版本�
 学校镜像有 PyTorch 的 CPU 轮子时，用环境变量 <code>TORCH_INDEX=镜像地址</code> 代替它；
 学校镜像本身就提供 <code>{torch}+cpu</code> 时，设 <code>TORCH_INDEX=</code>（空）不另加索引。
 都没有时，用第 5 节的办法在能上网的电脑上准备 <code>packages/</code>。装好的 <code>.venv</code> 约 1.4 GB。Windows 和 macOS 上 PyPI 的 torch 就是 CPU 版（macOS 上含 Apple 芯片的 MPS），不需要这一步。</p>
+<p><b>中文字体：</b>网站（<code>site/</code>）自带一套中文字体，任何电脑上都显示中文；JupyterLab 用的是系统的字体。
+没有中文字体的 Linux（<code>install_lab.sh</code> 装完会提示）要先装一个，例如 Debian/Ubuntu 上
+<code>sudo apt install fonts-noto-cjk</code>，否则笔记本里的中文是一个个方框。Windows 和 macOS 自带中文字体。</p>
 <p><b>还原卡：</b>装有还原卡或还原软件的机房，把本文件夹放在不被还原的分区，或者装好后更新还原点，否则重启后 <code>.venv</code> 就没了。</p>
 
 <h2>4. 不用脚本，逐行安装</h2>

@@ -160,7 +160,7 @@ html:root { --r-main-font-size: 32px; --r-heading-text-transform: none; --r-bloc
 .reveal .slides .jp-RenderedHTMLCommon h3 { font-size: 1.1em; margin: 0 0 10px 0; color: #1a4f8b; }
 .reveal .slides .jp-RenderedHTMLCommon :is(h1, h2, h3, h4):last-child { margin-bottom: 8px; }
 .reveal .slides .jp-RenderedHTMLCommon code { font-size: 0.8em; padding: 0 0.15em; background: #f3f3f3;
-          color: #222; font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; }
+          color: #222; font-family: "DejaVu Sans Mono", Menlo, Consolas, "AttnBook Sans SC", monospace; }
 .reveal .slides .jp-RenderedHTMLCommon blockquote { width: auto; margin: 0 0 14px 0; padding: 8px 14px;
           font-style: normal; text-align: left; border-left: 6px solid #8aa9cc; box-shadow: none;
           background: #f4f7fb; }
@@ -180,7 +180,7 @@ html:root { --r-main-font-size: 32px; --r-heading-text-transform: none; --r-bloc
 .reveal .slides .jp-InputArea-editor { border: none; background: #f5f5f5; }
 .reveal .slides .highlight { margin: 0; background: #f5f5f5; }
 .reveal .slides :is(.highlight pre, .jp-OutputArea-output pre) {
-          font-family: "DejaVu Sans Mono", Menlo, Consolas, monospace; font-size: 19.2px;
+          font-family: "DejaVu Sans Mono", Menlo, Consolas, "AttnBook Sans SC", monospace; font-size: 19.2px;
           line-height: 1.3; padding: 4px 8px; margin: 0; white-space: pre-wrap; overflow-wrap: anywhere;
           box-shadow: none; width: auto; }
 .reveal .slides .jp-OutputArea-output pre { background: #fff; border-left: 4px solid #c8d6e5; }

@@ -197,3 +197,34 @@ def tour(browser, server, site, pages) -> dict[str, dict]:
         seen[rel] = entry
     context.close()
     return seen
+
+
+#: Fonts that draw Chinese: the book's own (served with the site) and the CJK fonts of macOS, Windows
+#: and Linux desktops that the site's CSS names before it.
+CJK_FONTS = ("AttnBook Sans SC", "PingFang SC", "Hiragino Sans GB", "Microsoft YaHei", "Noto Sans CJK SC",
+             "Source Han Sans SC", "WenQuanYi Micro Hei")
+
+
+def chinese_fonts(page, selector: str) -> tuple[str, int, list[dict]]:
+    """The fonts Chromium really draws the first element matching ``selector`` whose own text holds
+    Chinese with (CDP's CSS.getPlatformFontsForNode): (its text, its number of Chinese characters,
+    [{familyName, glyphCount, ...}]). A machine without a CJK font draws empty boxes in some other font."""
+    text = page.evaluate("""sel => {
+        const han = /[\\u4e00-\\u9fff]/;
+        document.querySelectorAll('[data-font-probe]').forEach(e => e.removeAttribute('data-font-probe'));
+        for (const el of document.querySelectorAll(sel)) {
+          const own = [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('');
+          if (han.test(own) && el.getClientRects().length) { el.setAttribute('data-font-probe', ''); return own; }
+        }
+        return null; }""", selector)
+    assert text, f"没有含中文的 {selector}"
+    page.evaluate("document.fonts.ready")
+    page.wait_for_function("document.fonts.status === 'loaded'")
+    cdp = page.context.new_cdp_session(page)
+    cdp.send("DOM.enable")
+    cdp.send("CSS.enable")
+    root = cdp.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
+    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": "[data-font-probe]"})["nodeId"]
+    fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    cdp.detach()
+    return text, len(re.findall(r"[\u4e00-\u9fff]", text)), fonts

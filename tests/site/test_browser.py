@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import ROOT  # tests/site/conftest.py
+from conftest import CJK_FONTS, ROOT, chinese_fonts  # tests/site/conftest.py
 
 
 def visit(page, server, rel):
@@ -157,3 +157,14 @@ def test_deep_dives_are_closed_boxes_that_open_without_scripts(browser, server, 
                         problems.append(f"{rel}：没有脚本时点不开选读“{run.title}”")
         context.close()
     assert not problems, "\n".join(problems)
+
+
+def test_chinese_is_drawn_in_a_chinese_font(page, server):
+    """Prose, headings and the Chinese in code comments are drawn in a font that has their glyphs:
+    a system CJK font, or else the book's own (the CI machine has no CJK font, so there it must be the
+    book's), never empty boxes."""
+    visit(page, server, "chapters/04_cat_eats_fish.html")
+    for selector in ("article p", "article h2", "article .highlight .c1"):
+        text, han, fonts = chinese_fonts(page, selector)
+        drawn = sum(f["glyphCount"] for f in fonts if f["familyName"] in CJK_FONTS)
+        assert drawn >= han, f"{selector}「{text[:30]}」：{han} 个汉字，用了 {fonts}"

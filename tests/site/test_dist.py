@@ -202,7 +202,8 @@ def test_guide_gives_the_install_commands_a_lab_admin_needs(kit):
             "--only-binary=:all:", "-d packages",
             "--no-index --find-links packages -r requirements-student.txt",
             r"--no-deps wheel\attnbook-", "--no-deps wheel/attnbook-",
-            r".venv\Scripts\jupyter lab", ".venv/bin/jupyter lab", "site/index.html"):
+            r".venv\Scripts\jupyter lab", ".venv/bin/jupyter lab", "site/index.html",
+            "sudo apt install fonts-noto-cjk"):  # JupyterLab draws Chinese with the system's fonts
         assert needed in guide, needed
     downloads = [line for line in guide.splitlines() if line.startswith("python -m pip download")]
     assert len(downloads) == 3 and all("--no-deps" in d and "-r requirements-student.txt" in d for d in downloads)
@@ -387,6 +388,10 @@ def test_lab_install_from_packages_runs_the_student_exercises(kit):
         torch = next(exact(r) for r in pins() if r.name == "torch")
         assert f"torch {torch}+cpu | attnbook {VERSION}" in out.stdout, out.stdout[-1000:]
         assert ".venv/bin/jupyter lab" in out.stdout
+        # a Linux lab PC without a Chinese font is told to get one (this machine may or may not have one)
+        fonts = (subprocess.run(["fc-list", ":lang=zh", "family"], capture_output=True, text=True).stdout
+                 if shutil.which("fc-list") else "(no fontconfig tools: install_lab says nothing)")
+        assert ("这台电脑没有中文字体" in out.stdout) == (not fonts.strip()), out.stdout[-800:]
         assert (lab / re.search(r"学生打开 (student/\S+\.ipynb)", out.stdout).group(1)).is_file()
         python = lab / ".venv" / "bin" / "python"
         (lab / "driver.py").write_text(DRIVER, encoding="utf-8")

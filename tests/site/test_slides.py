@@ -11,7 +11,7 @@ from html import unescape
 
 import pytest
 
-from conftest import _watched_page  # tests/site/conftest.py
+from conftest import CJK_FONTS, _watched_page, chinese_fonts  # tests/site/conftest.py
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SESSIONS = ("session1", "session2")
@@ -282,3 +282,18 @@ def test_deep_dives_are_labelled_in_chapter_decks_and_left_out_of_session_decks(
         if DEEP_DIVE_CELL.search(html) or [t for t in every if f"选读：{t}" in html]:
             problems.append(f"{name}.slides.html：课时幻灯片里有选读")
     assert not problems, "\n".join(problems)
+
+
+def test_chinese_on_a_slide_is_drawn_in_a_chinese_font(page, server, slides):
+    """The prose and the Chinese in code comments of a deck are drawn in a font that has their glyphs
+    (on a machine without a CJK font: the book's own, served with the site)."""
+    page.set_viewport_size({"width": 1280, "height": 720})
+    page.goto(f"{server}/slides/04_cat_eats_fish.slides.html", wait_until="load")
+    page.wait_for_function("window.Reveal && Reveal.isReady()", timeout=15_000)
+    for selector in (".jp-RenderedMarkdown p", ".highlight pre .c1"):
+        page.evaluate("""sel => { const el = [...document.querySelectorAll(sel)]
+            .find(e => /[\\u4e00-\\u9fff]/.test(e.textContent));
+            Reveal.slide(...Object.values(Reveal.getIndices(el.closest('section')))); }""", selector)
+        text, han, fonts = chinese_fonts(page, selector)
+        drawn = sum(f["glyphCount"] for f in fonts if f["familyName"] in CJK_FONTS)
+        assert drawn >= han, f"{selector}「{text[:30]}」：{han} 个汉字，用了 {fonts}"
