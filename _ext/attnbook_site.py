@@ -17,7 +17,10 @@
   that match what they show (axe-core's ``label-content-name-mismatch``).
 * Deep dives (选读): _ext/deep_dive.py shows each run of ``deep-dive`` cells as one closed box.
 * Serves the book's OFL font as ``_static/fonts/AttnBookSansSC-Regular.otf`` for the printed
-  book (``_static/attnbook.css``, ``make pdf``).
+  book (``_static/attnbook.css``, ``make pdf``) and as the screen's last resort for Chinese (after
+  the system's CJK fonts). Every page preloads it: on a machine without a CJK font, Chromium kept
+  the fallback's empty boxes in text first laid out while the font was still loading (ch04's
+  "本章导读" title, a table's header), even after it had loaded.
 
 (``nb_ipywidgets_js: {}`` in _config.yml keeps myst-nb from adding require.js and the widget
 manager from a CDN; our sliders need neither.)
@@ -96,6 +99,16 @@ def _fix_page(text: str) -> str:
     return text
 
 
+#: The book's font fetched as the page starts (see the module's docstring). A font is fetched in CORS
+#: mode, so over http(s) the preload must say ``crossorigin`` to be the request @font-face reuses; a
+#: page opened from disk (the offline kit's site/) has origin null, where a CORS request for a file is
+#: refused, and the plain request is the one that is reused.
+PRELOAD_FONT = ('<script>(function () {{ var l = document.createElement("link"); l.rel = "preload"; '
+                'l.as = "font"; if (location.protocol !== "file:") l.setAttribute("crossorigin", ""); '
+                'l.type = "font/otf"; l.href = "{href}"; '
+                'document.head.appendChild(l); }})();</script>')
+
+
 def _finish_pages(app, exception) -> None:
     if exception is not None or app.builder.format != "html":
         return
@@ -105,6 +118,10 @@ def _finish_pages(app, exception) -> None:
             continue
         text = page.read_text(encoding="utf-8")
         fixed = _fix_page(text)
+        font = Path(os.path.relpath(out / "_static" / "fonts" / "AttnBookSansSC-Regular.otf", page.parent))
+        preload = PRELOAD_FONT.format(href=font.as_posix())
+        if "<head>" in fixed and preload not in fixed:
+            fixed = fixed.replace("<head>", "<head>\n  " + preload, 1)
         if fixed != text:
             page.write_text(fixed, encoding="utf-8")
     fonts = Path(__file__).resolve().parents[1] / "attnbook" / "fonts"  # the package's OFL font

@@ -205,26 +205,32 @@ CJK_FONTS = ("AttnBook Sans SC", "PingFang SC", "Hiragino Sans GB", "Microsoft Y
              "Source Han Sans SC", "WenQuanYi Micro Hei")
 
 
-def chinese_fonts(page, selector: str) -> tuple[str, int, list[dict]]:
-    """The fonts Chromium really draws the first element matching ``selector`` whose own text holds
-    Chinese with (CDP's CSS.getPlatformFontsForNode): (its text, its number of Chinese characters,
-    [{familyName, glyphCount, ...}]). A machine without a CJK font draws empty boxes in some other font."""
-    text = page.evaluate("""sel => {
-        const han = /[\\u4e00-\\u9fff]/;
+def chinese_fonts(page, selector: str) -> list[tuple[str, int, list[dict]]]:
+    """The fonts Chromium really draws each shown element matching ``selector`` whose own text holds
+    Chinese with (CDP's CSS.getPlatformFontsForNode, which counts the element's glyphs with those of
+    its children): [(its text, its number of Chinese characters, [{familyName, glyphCount, ...}])].
+    A machine without a CJK font draws empty boxes in some other font."""
+    texts = page.evaluate("""sel => {
+        const han = /[\\u4e00-\\u9fff]/, out = [];
         document.querySelectorAll('[data-font-probe]').forEach(e => e.removeAttribute('data-font-probe'));
         for (const el of document.querySelectorAll(sel)) {
           const own = [...el.childNodes].filter(n => n.nodeType === 3).map(n => n.textContent).join('');
-          if (han.test(own) && el.getClientRects().length) { el.setAttribute('data-font-probe', ''); return own; }
+          if (han.test(own) && el.checkVisibility({visibilityProperty: true})) {  // not in a closed box
+            el.setAttribute('data-font-probe', out.length); out.push(own);
+          }
         }
-        return null; }""", selector)
-    assert text, f"没有含中文的 {selector}"
+        return out; }""", selector)
+    assert texts, f"没有含中文的 {selector}"
     page.evaluate("document.fonts.ready")
     page.wait_for_function("document.fonts.status === 'loaded'")
     cdp = page.context.new_cdp_session(page)
     cdp.send("DOM.enable")
     cdp.send("CSS.enable")
     root = cdp.send("DOM.getDocument", {"depth": -1})["root"]["nodeId"]
-    node = cdp.send("DOM.querySelector", {"nodeId": root, "selector": "[data-font-probe]"})["nodeId"]
-    fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+    nodes = cdp.send("DOM.querySelectorAll", {"nodeId": root, "selector": "[data-font-probe]"})["nodeIds"]
+    out = []
+    for text, node in zip(texts, nodes):  # both in document order
+        fonts = cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})["fonts"]
+        out.append((text, len(re.findall(r"[\u4e00-\u9fff]", text)), fonts))
     cdp.detach()
-    return text, len(re.findall(r"[\u4e00-\u9fff]", text)), fonts
+    return out

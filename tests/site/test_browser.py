@@ -160,11 +160,18 @@ def test_deep_dives_are_closed_boxes_that_open_without_scripts(browser, server, 
 
 
 def test_chinese_is_drawn_in_a_chinese_font(page, server):
-    """Prose, headings and the Chinese in code comments are drawn in a font that has their glyphs:
-    a system CJK font, or else the book's own (the CI machine has no CJK font, so there it must be the
-    book's), never empty boxes."""
+    """Every shown piece of Chinese on ch04 (prose, headings, the admonition's title, table headers,
+    code comments, the sidebar) is drawn in a font that has its glyphs: a system CJK font, or else the
+    book's own (the CI machine has no CJK font, so there it must be the book's), never empty boxes."""
     visit(page, server, "chapters/04_cat_eats_fish.html")
-    for selector in ("article p", "article h2", "article .highlight .c1"):
-        text, han, fonts = chinese_fonts(page, selector)
-        drawn = sum(f["glyphCount"] for f in fonts if f["familyName"] in CJK_FONTS)
-        assert drawn >= han, f"{selector}「{text[:30]}」：{han} 个汉字，用了 {fonts}"
+    seen = {}
+    for selector in ("article p", "article h1, article h2, article h3", ".admonition-title",
+                     "table.dataframe th", "article .highlight .c1, article .highlight .s2",
+                     ".bd-sidebar-primary a"):
+        boxes = []
+        for text, han, fonts in chinese_fonts(page, selector):
+            if sum(f["glyphCount"] for f in fonts if f["familyName"] in CJK_FONTS) < han:
+                boxes.append(f"「{text[:30]}」：{han} 个汉字，用了 {fonts}")
+        seen[selector] = len(chinese_fonts(page, selector))
+        assert not boxes, f"{selector}：\n" + "\n".join(boxes[:5])
+    assert min(seen.values()) >= 1 and seen["article p"] >= 20, seen

@@ -40,6 +40,8 @@ from packaging.specifiers import SpecifierSet
 from packaging.utils import canonicalize_name
 from packaging.version import Version
 
+from conftest import CJK_FONTS, chinese_fonts  # tests/site/conftest.py
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -248,6 +250,7 @@ def test_site_from_disk_without_network(kit, browser):
     page.route("**/*", lambda r: r.continue_() if r.request.url.startswith(("file:", "data:"))
                else (blocked.append(r.request.url), r.abort()))
     page.on("pageerror", lambda e: errors.append(str(e)))
+    page.on("console", lambda m: m.type == "error" and errors.append(m.text))  # e.g. a refused font
     try:
         page.goto((kit / "site" / "index.html").as_uri(), wait_until="load")
         page.wait_for_url("**/intro.html")
@@ -264,6 +267,9 @@ def test_site_from_disk_without_network(kit, browser):
         page.keyboard.press("ArrowRight")
         after = slider.evaluate(shown)
         assert len(after) == 1 and after != before
+        # Chinese drawn from disk too (on a PC without a CJK font: in the book's own font)
+        for text, han, fonts in chinese_fonts(page, "article p, .admonition-title, table.dataframe th"):
+            assert sum(f["glyphCount"] for f in fonts if f["familyName"] in CJK_FONTS) >= han, (text[:30], fonts)
         assert errors == [], errors
         assert blocked == [], blocked
     finally:
