@@ -234,3 +234,11 @@ def chinese_fonts(page, selector: str) -> list[tuple[str, int, list[dict]]]:
         out.append((text, len(re.findall(r"[\u4e00-\u9fff]", text)), fonts))
     cdp.detach()
     return out
+
+
+def chinese_in_boxes(page, selector: str) -> tuple[int, list[str]]:
+    """How many shown elements matching ``selector`` hold Chinese, and those of them whose Chinese is
+    not all drawn in a CJK font (:data:`CJK_FONTS`), each described for an assert message."""
+    seen = chinese_fonts(page, selector)
+    return len(seen), [f"「{text[:30]}」：{han} 个汉字，用了 {fonts}" for text, han, fonts in seen
+                       if sum(f["glyphCount"] for f in fonts if f["familyName"] in CJK_FONTS) < han]

@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import CJK_FONTS, ROOT, chinese_fonts  # tests/site/conftest.py
+from conftest import ROOT, chinese_in_boxes  # tests/site/conftest.py
 
 
 def visit(page, server, rel):
@@ -168,10 +168,6 @@ def test_chinese_is_drawn_in_a_chinese_font(page, server):
     for selector in ("article p", "article h1, article h2, article h3", ".admonition-title",
                      "table.dataframe th", "article .highlight .c1, article .highlight .s2",
                      ".bd-sidebar-primary a"):
-        boxes = []
-        for text, han, fonts in chinese_fonts(page, selector):
-            if sum(f["glyphCount"] for f in fonts if f["familyName"] in CJK_FONTS) < han:
-                boxes.append(f"「{text[:30]}」：{han} 个汉字，用了 {fonts}")
-        seen[selector] = len(chinese_fonts(page, selector))
+        seen[selector], boxes = chinese_in_boxes(page, selector)
         assert not boxes, f"{selector}：\n" + "\n".join(boxes[:5])
     assert min(seen.values()) >= 1 and seen["article p"] >= 20, seen
