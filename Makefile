@@ -4,10 +4,9 @@ PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-stamp
-# The notebook list (in _toc.yml order) and the environment notebooks run in: tools/book.py, the one place.
+# The environment notebooks run in: tools/book.py, the one place (it also holds the notebook list).
 BOOK_ENV := $(shell $(PYTHON) tools/book.py --env)
 JB_FLAGS := --builder html -W -n --keep-going
-NOTEBOOKS := $(shell $(PYTHON) tools/book.py --notebooks)
 # GNU make >= 4 runs `make test`'s parts side by side with grouped output (--output-sync);
 # GNU make 3.81 (macOS's) has no --output-sync, so it runs them one after the other.
 ifeq ($(firstword $(sort $(MAKE_VERSION) 4)),4)

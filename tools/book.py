@@ -1,8 +1,9 @@
 """The one place that defines the book's notebooks and the environment they run in.
 
-Read by the Makefile (``python3 tools/book.py --env`` / ``--notebooks``), tools/execute_notebooks.py,
-tools/prefill_cache.py, tools/bench.py, tools/colab_env_test.py, the root conftest.py (pytest and the
-kernels nbval starts), _ext/attnbook_site.py (the site build) and tests/test_structure.py.
+Read by the Makefile (``python3 tools/book.py --env``), tools/versions_test.sh (``--notebooks``),
+tools/execute_notebooks.py, tools/prefill_cache.py, tools/bench.py, tools/colab_env_test.py, the root
+conftest.py (pytest and the kernels nbval starts), _ext/attnbook_site.py (the site build) and
+tests/test_structure.py.
 Standard library only, so the Makefile can run it before the venv exists.
 
 * ``NOTEBOOKS``: every ``.ipynb`` listed in _toc.yml, in book order (chapters, then appendix).

@@ -21,6 +21,7 @@ import json
 import os
 import pathlib
 import re
+import runpy
 import sys
 import time
 
@@ -78,8 +79,6 @@ def sources(root: pathlib.Path, names: list[str]) -> list[pathlib.Path]:
         paths = [pathlib.Path(n) if pathlib.Path(n).is_absolute() else root / n for n in names]
         return [(p.resolve().relative_to(root / "notebooks") if p.resolve().is_relative_to(root / "notebooks")
                  else p.resolve().relative_to(root)) for p in paths]
-    import runpy
-
     return [path.relative_to(root) for path in runpy.run_path(str(root / "tools" / "book.py"))["NOTEBOOKS"]]
 
 
@@ -185,8 +184,6 @@ def main() -> int:
 
     # the notebook run: nbval's kernels get the book's environment (ATTNBOOK_STATIC=1: sliders as
     # precomputed frames, the outputs the book stores)
-    import runpy
-
     book_env = runpy.run_path(str(root / "tools" / "book.py"))["BOOK_ENV"]
     version_cell = VERSION_CELL.format(want=want, root=str(root), static=book_env.get("ATTNBOOK_STATIC") == "1")
     written = []
