@@ -146,10 +146,39 @@ PREPARE = r"""() => {
 }""" % TITLE
 
 
+TITLE_FONT = "AttnBook Sans SC"
+# Waited for before printing. Text whose font is still loading is not drawn (the @font-face says
+# ``font-display: block``) and Chromium prints what it has. Once, in CI on a busy machine, the PDF came
+# out with the formulas, the page numbers and an icon but no other text, after ``document.fonts.ready``
+# had settled (it settles whenever no face is loading at that moment, also before one has started).
+# So the book's font is loaded by name, after a layout with the print styles and PREPARE's changes,
+# and checked; no face may be left loading or failed. print_pdf also reads the printed text back
+# (_text_missing) and prints once more if it lacks the body text.
+FONTS_LOADED = r"""async () => {
+  document.body.getBoundingClientRect();
+  const faces = await document.fonts.load('16px "%s"', '猫吃鱼');
+  await document.fonts.ready;
+  return {book: faces.length > 0 && document.fonts.check('16px "%s"', '猫吃鱼'),
+          pending: [...document.fonts].filter(f => f.status === 'loading' || f.status === 'error')
+                                      .map(f => `${f.family} ${f.status}`)};
+}""" % (TITLE_FONT, TITLE_FONT)
+
+
 def build_singlehtml() -> None:
     env = dict(os.environ, ATTNBOOK_EXECUTE="off")
     subprocess.run([str(pathlib.Path(sys.executable).parent / "jupyter-book"), "build", str(ROOT), "--builder", "singlehtml",
                     "--path-output", str(PRINT_BUILD), "-n", "--keep-going", "-q"], check=True, env=env, cwd=ROOT)
+
+
+def _text_missing(pdf: pathlib.Path) -> str:
+    """What the printed text lacks ("" if nothing, or if poppler's pdftotext is not installed): the
+    body text (Chinese, and the code beside it) must be there, not only formulas and page numbers."""
+    if shutil.which("pdftotext") is None:
+        return ""
+    text = subprocess.run(["pdftotext", "-enc", "UTF-8", "-l", "40", str(pdf), "-"], capture_output=True,
+                          text=True, encoding="utf-8", check=True).stdout
+    lacks = [word for word in ("猫吃鱼", "import torch") if word not in text]
+    return f"前 40 页没有“{'”“'.join(lacks)}”（{len(text)} 个字符）" if lacks else ""
 
 
 class _Quiet(http.server.SimpleHTTPRequestHandler):
@@ -183,11 +212,21 @@ def print_pdf(single: pathlib.Path = SINGLE, out: pathlib.Path = OUT) -> pathlib
             page.wait_for_function("() => !window.MathJax || (MathJax.startup && MathJax.startup.promise)",
                                    timeout=60_000)
             page.evaluate("() => window.MathJax ? MathJax.startup.promise : null")
-            page.evaluate("() => document.fonts.ready.then(() => true)")
-            page.wait_for_timeout(500)
-            page.pdf(path=str(out), format="A4", print_background=True, display_header_footer=True,
-                     header_template=HEADER, footer_template=FOOTER, outline=True, tagged=True,
-                     margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"})
+            for attempt in (1, 2):
+                fonts = page.evaluate(FONTS_LOADED)
+                if not fonts["book"] or fonts["pending"]:
+                    raise SystemExit(f"打印前字体没有载入：{TITLE_FONT} {'已载入' if fonts['book'] else '未载入'}，"
+                                     f"未完成的字体 {fonts['pending']}")
+                page.wait_for_timeout(500)
+                page.pdf(path=str(out), format="A4", print_background=True, display_header_footer=True,
+                         header_template=HEADER, footer_template=FOOTER, outline=True, tagged=True,
+                         margin={"top": "16mm", "bottom": "18mm", "left": "14mm", "right": "14mm"})
+                missing = _text_missing(out)
+                if not missing:
+                    break
+                sys.stdout.write(f"第 {attempt} 次打印的 PDF 里{missing}\n")
+            else:
+                raise SystemExit("两次打印的 PDF 都缺正文：见上")
             browser.close()
     finally:
         httpd.shutdown()

@@ -76,6 +76,16 @@ def test_chinese_text_is_extractable(text):
     assert len(re.findall(r"[\u4e00-\u9fff]", text)) > 50_000
 
 
+def test_print_reads_its_text_back(pdf, tmp_path):
+    """make_pdf.py reads the printed text back and prints again if the body text is missing (a busy
+    machine once printed only formulas and page numbers): the book passes that check, its first page
+    alone (the table of contents: no code) does not."""
+    assert make_pdf._text_missing(pdf) == ""
+    cover = tmp_path / "cover.pdf"
+    _run("pdfseparate", "-f", "1", "-l", "1", str(pdf), str(cover))
+    assert "import torch" in make_pdf._text_missing(cover)
+
+
 def _fonts(pdf) -> list[list[str]]:
     lines = _run("pdffonts", str(pdf)).splitlines()[2:]
     return [line.split() for line in lines]
