@@ -196,8 +196,9 @@ def print_pdf(single: pathlib.Path = SINGLE, out: pathlib.Path = OUT) -> pathlib
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM,
-                                        args=["--headless", "--no-sandbox", "--disable-gpu"])
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                "--disable-component-update"])
             page = browser.new_page()
             page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:"))
                        else r.abort())
