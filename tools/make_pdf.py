@@ -7,8 +7,8 @@
 How: Jupyter Book's ``singlehtml`` builder writes the whole book, in _toc order, as one page
 (from the notebooks' stored outputs: ATTNBOOK_EXECUTE=off, nothing is executed). The Chromium
 that the browser tests drive loads it from a local server with every off-site request blocked,
-waits for MathJax to typeset, and prints it (A4, page numbers in the footer, PDF bookmarks from
-the headings). ``_static/attnbook.css`` holds the print styles: the book's OFL font
+waits for MathJax to typeset and for the book's font, and prints it (A4, page numbers in the footer,
+PDF bookmarks from the headings); the printed text is read back (it must hold the body text). ``_static/attnbook.css`` holds the print styles: the book's OFL font
 (AttnBook Sans SC, served in _static/fonts/) for Chinese, code that wraps, no site chrome; each
 slider prints as a grid of its labelled key frames (attnbook/infra/sliders.py). Nothing made for a
 screen prints (PREPARE below): a reference solution prints in place, labelled “参考解答（练习
@@ -146,7 +146,7 @@ PREPARE = r"""() => {
 }""" % TITLE
 
 
-TITLE_FONT = "AttnBook Sans SC"
+BOOK_FONT = "AttnBook Sans SC"
 # Waited for before printing. Text whose font is still loading is not drawn (the @font-face says
 # ``font-display: block``) and Chromium prints what it has. Once, in CI on a busy machine, the PDF came
 # out with the formulas, the page numbers and an icon but no other text, after ``document.fonts.ready``
@@ -161,7 +161,7 @@ FONTS_LOADED = r"""async () => {
   return {book: faces.length > 0 && document.fonts.check('16px "%s"', '猫吃鱼'),
           pending: [...document.fonts].filter(f => f.status === 'loading' || f.status === 'error')
                                       .map(f => `${f.family} ${f.status}`)};
-}""" % (TITLE_FONT, TITLE_FONT)
+}""" % (BOOK_FONT, BOOK_FONT)
 
 
 def build_singlehtml() -> None:
@@ -216,7 +216,7 @@ def print_pdf(single: pathlib.Path = SINGLE, out: pathlib.Path = OUT) -> pathlib
             for attempt in (1, 2):
                 fonts = page.evaluate(FONTS_LOADED)
                 if not fonts["book"] or fonts["pending"]:
-                    raise SystemExit(f"打印前字体没有载入：{TITLE_FONT} {'已载入' if fonts['book'] else '未载入'}，"
+                    raise SystemExit(f"打印前字体没有载入：{BOOK_FONT} {'已载入' if fonts['book'] else '未载入'}，"
                                      f"未完成的字体 {fonts['pending']}")
                 page.wait_for_timeout(500)
                 page.pdf(path=str(out), format="A4", print_background=True, display_header_footer=True,
