@@ -12,3 +12,10 @@ BOOK = runpy.run_path(str(pathlib.Path(__file__).resolve().parent / "tools" / "b
 
 for _key, _value in BOOK["BOOK_ENV"].items():
     os.environ.setdefault(_key, _value)
+
+
+def pytest_configure(config):
+    """Under nbval (bench's runs on the pinned venv), a kernel that dies while starting is started
+    again: tests/nbval_kernel_start.py says why."""
+    if config.getoption("nbval", default=False) or config.getoption("nbval_lax", default=False):
+        runpy.run_path(str(pathlib.Path(__file__).resolve().parent / "tests" / "nbval_kernel_start.py"))

@@ -99,3 +99,52 @@ def test_make_test_runs_the_notebooks_once_through_this_run():
     assert "tools/colab_env_test.sh" in recipe
     script = (ROOT / "tools" / "colab_env_test.sh").read_text(encoding="utf-8")
     assert "ATEN_CPU_CAPABILITY=default" in script and "--nbval " in script and "--prepare" in script
+
+
+@pytest.fixture()
+def kernel_start(monkeypatch):
+    """tests/nbval_kernel_start.py loaded over a stand-in for nbval's start_new_kernel that fails
+    ``fails`` times (as a kernel whose port was taken does), then starts; returns (plugin, calls)."""
+    import runpy
+
+    import nbval.kernel
+
+    calls = []
+
+    def fake(*args, fails, **kwargs):
+        calls.append(kwargs["stderr"])
+        if len(calls) <= fails:
+            kwargs["stderr"].write("zmq.error.ZMQError: Address already in use\n")
+            kwargs["stderr"].flush()
+            raise RuntimeError("Kernel died before replying to kernel_info")
+        return "km", "kc"
+
+    def load(fails):
+        monkeypatch.setattr(nbval.kernel, "start_new_kernel", lambda *a, **k: fake(*a, fails=fails, **k))
+        runpy.run_path(str(ROOT / "tests" / "nbval_kernel_start.py"))
+        return nbval.kernel.start_new_kernel
+
+    return load, calls
+
+
+def test_a_kernel_that_dies_while_starting_is_started_again(kernel_start, capsys):
+    load, calls = kernel_start
+    start = load(fails=2)
+    assert start(kernel_name="python3", stderr=None, cwd=".") == ("km", "kc")
+    assert len(calls) == 3
+    said = capsys.readouterr().err
+    assert said.count("内核启动失败") == 2 and "Address already in use" in said  # the reason is shown
+
+
+def test_a_kernel_that_never_starts_fails_after_three_tries(kernel_start, capsys):
+    load, calls = kernel_start
+    start = load(fails=10)
+    with pytest.raises(RuntimeError, match="Kernel died"):
+        start(kernel_name="python3", stderr=None, cwd=".")
+    assert len(calls) == 3 and "第 3 次，共 3 次" in capsys.readouterr().err
+
+
+def test_every_nbval_run_retries_a_kernel_start():
+    script = (ROOT / "tools" / "colab_env_test.sh").read_text(encoding="utf-8")
+    assert 'cp tests/nbval_kernel_start.py "$run_dir/book/conftest.py"' in script
+    assert "nbval_kernel_start.py" in (ROOT / "conftest.py").read_text(encoding="utf-8")
