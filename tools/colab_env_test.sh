@@ -79,7 +79,7 @@ rc=0
 # (the sanitizer file is copied in, so that every path pytest sees is in the run folder: its
 # rootdir, with no configuration file of the repository's)
 cp tests/nbval_sanitize.cfg "$run_dir/book/"
-# a kernel that dies while starting (a port taken by another process in between) is started again:
+# a kernel that dies while starting (as when another process takes its port first) is started again:
 # tests/nbval_kernel_start.py, as the run folder's conftest.py
 cp tests/nbval_kernel_start.py "$run_dir/book/conftest.py"
 (cd "$run_dir/book" && env $(python3 "$OLDPWD/tools/book.py" --env) ATEN_CPU_CAPABILITY=default \
