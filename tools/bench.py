@@ -27,6 +27,7 @@ BIN = ROOT / ".venv" / "bin"
 sys.path.insert(0, str(ROOT / "tools"))
 from book import BOOK_ENV, NOTEBOOKS  # noqa: E402  the one list and environment
 from execute_notebooks import execute  # noqa: E402
+from make_pdf import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  the browser the tests start
 
 ENV = {**os.environ, **BOOK_ENV}
 
@@ -137,9 +138,7 @@ def offsite_requests() -> int:
     base = f"http://127.0.0.1:{httpd.server_address[1]}"
     offsite = []
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=os.environ.get("CHROMIUM", "/usr/bin/chromium"), args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update"])
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         page = browser.new_page()
 
         def route(r):

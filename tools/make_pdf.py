@@ -8,8 +8,9 @@ How: Jupyter Book's ``singlehtml`` builder writes the whole book, in _toc order,
 (from the notebooks' stored outputs: ATTNBOOK_EXECUTE=off, nothing is executed). The Chromium
 that the browser tests drive loads it from a local server with every off-site request blocked,
 waits for MathJax to typeset and for the book's font, and prints it (A4, page numbers in the footer,
-PDF bookmarks from the headings); the printed text is read back (it must hold the body text). ``_static/attnbook.css`` holds the print styles: the book's OFL font
-(AttnBook Sans SC, served in _static/fonts/) for Chinese, code that wraps, no site chrome; each
+PDF bookmarks from the headings); the printed text is read back (it must hold the body text).
+``_static/attnbook.css`` holds the print styles: the book's OFL font (AttnBook Sans SC, served in
+_static/fonts/) for Chinese, code that wraps, no site chrome; each
 slider prints as a grid of its labelled key frames (attnbook/infra/sliders.py). Nothing made for a
 screen prints (PREPARE below): a reference solution prints in place, labelled “参考解答（练习
 NN-N）”, a dropdown open under its title, a hide-input cell as its output alone; no toggle bar,
@@ -41,7 +42,11 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 PRINT_BUILD = ROOT / "_build" / "print"
 SINGLE = PRINT_BUILD / "_build" / "singlehtml"
 OUT = ROOT / "_build" / "pdf" / "自注意力机制详解.pdf"
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# The Chromium that make_pdf, bench and the browser tests (tests/site/conftest.py) start, and its flags:
+# headless, no sandbox (root in CI), no GPU, and none of Chromium's own requests to Google's services.
+CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
 TITLE = "自注意力机制详解"
 
 FOOTER = ('<div style="width:100%;font-size:8px;color:#555;text-align:center;">'
@@ -196,9 +201,7 @@ def print_pdf(single: pathlib.Path = SINGLE, out: pathlib.Path = OUT) -> pathlib
     out.parent.mkdir(parents=True, exist_ok=True)
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                "--disable-component-update"])
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             page = browser.new_page()
             page.route("**/*", lambda r: r.continue_() if r.request.url.startswith((base, "data:"))
                        else r.abort())

@@ -13,16 +13,15 @@ import http.server
 import os
 import pathlib
 import re
-import shutil
+import sys
 import threading
 
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 SITE = pathlib.Path(os.environ.get("ATTNBOOK_SITE") or ROOT / "_build" / "html").resolve()
-CHROMIUM = os.environ.get("CHROMIUM") or shutil.which("chromium") or "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-quic", "--no-first-run", "--disable-sync"]
+sys.path.insert(0, str(ROOT / "tools"))
+from make_pdf import CHROMIUM, CHROMIUM_ARGS  # noqa: E402  one definition for the tools and the tests
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects
